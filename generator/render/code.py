@@ -1,0 +1,95 @@
+"""Pinned excerpts as Markdown: fenced blocks with upstream line numbers, omission markers,
+Code tabs and "Direct evidence" cards. Pygments (via pymdownx.highlight) escapes the code."""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from typing import Protocol
+
+
+class ExcerptLike(Protocol):  # generator.sources.Excerpt
+    id: str
+    path: str
+    blocks: tuple[tuple[int, str], ...]
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def permalink(self) -> str: ...
+
+
+def fence_id(prefix: str, excerpt_id: str, first_line: int) -> str:
+    """A stable HTML id for one run; line anchors become __codelineno-<id>-<line>."""
+    return f"{prefix}-{re.sub(r'[^A-Za-z0-9]+', '-', excerpt_id).strip('-')}-{first_line}"
+
+
+def fence(code: str, *, first_line: int, block_id: str, lang: str = "python") -> str:
+    """One fenced block numbered from `first_line`; the fence outgrows any backtick run in the code."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    body = code if code.endswith("\n") else code + "\n"
+    return f'{ticks}{{.{lang} #{block_id} linenums="{first_line}"}}\n{body}{ticks}\n'
+
+
+def omitted(after: int, before: int) -> str:
+    """The marker between two runs: lines after+1 .. before-1 are not shown."""
+    first, last = after + 1, before - 1
+    lines = f"line {first}" if first == last else f"lines {first}–{last}"
+    return f"… {lines} omitted …\n{{: .itm-omitted }}\n"
+
+
+def excerpt_blocks(excerpt: ExcerptLike, prefix: str) -> str:
+    """All runs of an excerpt, with omission markers between them."""
+    parts: list[str] = []
+    previous_last: int | None = None
+    for first_line, code in excerpt.blocks:
+        if previous_last is not None:
+            parts.append(omitted(previous_last, first_line))
+        parts.append(
+            fence(code, first_line=first_line, block_id=fence_id(prefix, excerpt.id, first_line))
+        )
+        previous_last = first_line + code.count("\n") - 1
+    return "\n".join(parts)
+
+
+def code_tabs(excerpts: list[ExcerptLike]) -> str:
+    """Material content tabs, one per excerpt, titled like "model.py 69–112"."""
+    tabs = []
+    for excerpt in excerpts:
+        body = excerpt_blocks(excerpt, "code")
+        caption = (
+            f"[{excerpt.repo.name} · {excerpt.path}]({excerpt.permalink}) · "
+            f"{excerpt.repo.license}\n{{: .itm-code-caption }}\n"
+        )
+        tabs.append(f'=== "{excerpt.label}"\n\n{textwrap.indent(caption + chr(10) + body, "    ")}')
+    return "\n".join(tabs)
+
+
+def span_label(excerpt) -> str:
+    """ "lines 185–224": the whole span an excerpt covers (omissions are marked inside)."""
+    first, last = excerpt.ranges[0][0], excerpt.ranges[-1][1]
+    return f"line {first}" if first == last else f"lines {first}–{last}"
+
+
+def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> str:
+    """A "Direct evidence" card: claim, repo and path, pinned revision link, lines, excerpt."""
+    repo = excerpt.repo
+    owner = repo.name.split("/")[0]
+    status = html.escape(excerpt.evidence)
+    cite = f' · <a href="{html.escape(sources_url)}">cite</a>' if sources_url else ""
+    details = textwrap.indent(excerpt_blocks(excerpt, "src"), "    ")
+    return (
+        '<div class="itm-evidence" markdown>\n'
+        '<p class="itm-evidence__kind">Direct evidence</p>\n'
+        f'<p class="itm-evidence__claim">{html.escape(claim)}</p>\n'
+        f'<p class="itm-evidence__where">{html.escape(owner)} · {html.escape(repo.name)} / '
+        f"{html.escape(excerpt.path)}</p>\n"
+        f'<p class="itm-evidence__pin">Pinned revision <a href="{html.escape(excerpt.permalink)}" '
+        f'title="{repo.commit}">{repo.short}&nbsp;↗</a> · {span_label(excerpt)} · '
+        f"{html.escape(repo.license)}{cite}</p>\n"
+        f'<p class="itm-evidence__status">{status}</p>\n\n'
+        f'??? quote "Read code excerpt"\n\n{details}\n'
+        "</div>\n"
+    )

@@ -1,0 +1,113 @@
+"""Shared helpers for tests that build the site and look at it (HTML parsing, serving, browser)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SEEDS = SHARED / "seeds"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    return os.environ.get("ITM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def build_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("ITM_CACHE_DIR", str(ROOT / ".cache"))
+    env.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    env.update(extra)
+    return env
+
+
+def mkdocs_build(
+    site_dir: Path, *, config_dir: Path = ROOT, **env: str
+) -> subprocess.CompletedProcess:
+    """`mkdocs build` as a reader would run it; returns the finished process (check returncode)."""
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    return subprocess.run(
+        [str(mkdocs), "build", "--site-dir", str(site_dir)],
+        cwd=config_dir,
+        env=build_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def tree_digest(directory: Path) -> dict[str, str]:
+    """{relative path: sha256} of every file below `directory`."""
+    return {
+        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve `directory` on 127.0.0.1 (a free port); yields the base URL ending in '/'."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def seed_code_sections(seed_text: str) -> dict[str, list[str]]:
+    """The Code section of a seed page: {"model.py 69–112": [lines...]} as printed in the seed.
+
+    A section starts at a line like `model.py 69–112` and runs to the next such line or to the
+    `Sources` heading; trailing blank lines are dropped.
+    """
+    import re
+
+    label = re.compile(r"^[\w.]+\.py \d+–\d+$")
+    lines = seed_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Code") and "·" in line)
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in lines[start + 1 :]:
+        if line.startswith("Sources"):
+            break
+        if label.match(line):
+            current = line
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    for body in sections.values():
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
+    return sections

@@ -1,0 +1,55 @@
+"""A real headless Chromium (Debian's, driven by Playwright) opens the built attention page."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def open_page(browser, url: str):
+    """A fresh page that records console errors, page errors and every request it makes."""
+    context = browser.new_context()
+    page = context.new_page()
+    record = {"errors": [], "requests": []}
+    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
+    page.on("pageerror", lambda e: record["errors"].append(str(e)))
+    page.on("request", lambda r: record["requests"].append(r.url))
+    page.goto(url, wait_until="networkidle")
+    return page, record
+
+
+def off_site(requests: list[str], site_url: str) -> list[str]:
+    origin = urlsplit(site_url).netloc
+    return [
+        u
+        for u in requests
+        if urlsplit(u).scheme in ("http", "https", "ws", "wss") and urlsplit(u).netloc != origin
+    ]
+
+
+def test_attention_page_loads_clean_and_local(browser, site_url: str) -> None:
+    page, record = open_page(browser, site_url + "components/attention/")
+    assert record["errors"] == []
+    assert off_site(record["requests"], site_url) == []
+    assert page.locator(".katex").count() >= 3  # formula, shapes, table calculations
+    assert page.locator(".katex-error").count() == 0
+    # KaTeX's own fonts were loaded from this site.
+    assert any("/assets/katex/fonts/" in u for u in record["requests"])
+    page.context.close()
+
+
+def test_hovering_a_formula_symbol_lights_its_diagram_box(browser, site_url: str) -> None:
+    page, _ = open_page(browser, site_url + "components/attention/")
+    box = page.locator('.itm-map [data-light="attention"]')
+    symbol = page.locator('.arithmatex [data-light="attention"]').first
+    assert "is-lit" not in (box.get_attribute("class") or "")
+    symbol.hover()
+    assert "is-lit" in box.get_attribute("class")
+    # And back: hovering the ln_1 box lights the Z_1 symbol in the formula.
+    page.mouse.move(0, 0)
+    page.locator('.itm-map [data-light="ln1"]').hover()
+    assert "is-lit" in page.locator('.arithmatex [data-light="ln1"]').first.get_attribute("class")
+    page.context.close()

@@ -1,0 +1,58 @@
+"""Whole builds: byte-identical output, and a bad pin that stops the build and keeps the old site."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.site_helpers import ROOT, mkdocs_build, tree_digest
+
+pytestmark = pytest.mark.slow
+
+
+def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path: Path) -> None:
+    second = tmp_path / "site"
+    result = mkdocs_build(second)
+    assert result.returncode == 0, result.stderr
+    first_digest, second_digest = tree_digest(built_site), tree_digest(second)
+    assert first_digest.keys() == second_digest.keys()
+    differing = [path for path in first_digest if first_digest[path] != second_digest[path]]
+    assert differing == []
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """The project's build inputs in a scratch directory (so a test can break one)."""
+    copy = tmp_path / "project"
+    for name in ("docs", "generator", "sources"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    return copy
+
+
+def test_a_pin_whose_hash_does_not_match_stops_the_build_and_keeps_the_old_site(
+    tmp_path: Path,
+) -> None:
+    project = project_copy(tmp_path)
+    site = project / "site"
+    first = mkdocs_build(site, config_dir=project)
+    assert first.returncode == 0, first.stderr
+    before = tree_digest(site)
+
+    # Break the attention excerpt's hash: flip its last hex digit.
+    lock = project / "sources" / "lock.toml"
+    text = lock.read_text()
+    good = "05b8b58a1bbd1e0cd1ac46dd7177a0b7023f305ac3869658d73767856cbab32c"
+    assert good in text
+    bad = good[:-1] + ("d" if good[-1] != "d" else "e")
+    lock.write_text(text.replace(good, bad))
+
+    second = mkdocs_build(site, config_dir=project)
+    assert second.returncode != 0
+    message = second.stdout + second.stderr
+    assert "sources/lock.toml" in message
+    assert "gpt2.attn" in message  # the pin, by id
+    assert re.search(r"fix:", message)
+    assert tree_digest(site) == before  # the previous site/ is intact
