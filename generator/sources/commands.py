@@ -1,0 +1,372 @@
+"""`itm verify`, `itm pin`, `itm bump`: check the lock, add an excerpt, move a repo's pin."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from generator.errors import InputError
+from generator.sources.cache import default_cache_dir
+from generator.sources.excerpt import cut, decode, find_placement, fits, sha256_hex, split_lines
+from generator.sources.lock import (
+    DEFAULT_LOCK,
+    EVIDENCE_LEVELS,
+    Lock,
+    Pin,
+    Range,
+    Repo,
+    check_commit,
+    format_ranges,
+    load_lock,
+    write_lock,
+)
+from generator.sources.resolve import SOURCES, FullFile, Resolver
+from generator.sources.symbols import SymbolError, symbol_range
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    verify = subparsers.add_parser(
+        "verify", help="check that every pinned excerpt resolves and matches its sha256"
+    )
+    _common(verify)
+    where = verify.add_mutually_exclusive_group()
+    where.add_argument("--offline", action="store_true", help="no network: cache and git only")
+    where.add_argument(
+        "--online", action="store_true", help="check every excerpt against GitHub at its commit"
+    )
+    verify.add_argument("--id", action="append", default=[], help="only this excerpt (repeatable)")
+    verify.set_defaults(func=run_verify)
+
+    pin = subparsers.add_parser(
+        "pin", help="add (or --replace) an excerpt from a trusted source and record its hash"
+    )
+    _common(pin)
+    pin.add_argument("id", help='excerpt id, e.g. "gpt2.attn"')
+    pin.add_argument("--repo", required=True, help='"OWNER/REPO"')
+    pin.add_argument("--path", required=True, help="path in the repository")
+    anchor = pin.add_mutually_exclusive_group(required=True)
+    anchor.add_argument("--symbol", help='dotted Python name, e.g. "GPT2Attention.forward"')
+    anchor.add_argument("--lines", help='"69-112" or "185-191,204-224"')
+    pin.add_argument(
+        "--trusted-file",
+        type=Path,
+        help="a file you declare to be PATH at the repo's commit (state --evidence and its level)",
+    )
+    pin.add_argument("--commit", help="for a repo new to the lock: its full commit")
+    pin.add_argument("--license", help="for a repo new to the lock: its license")
+    pin.add_argument("--evidence", help="how the text was confirmed")
+    pin.add_argument("--evidence-level", choices=tuple(EVIDENCE_LEVELS))
+    pin.add_argument("--replace", action="store_true", help="overwrite an existing id")
+    pin.add_argument("--offline", action="store_true", help="do not try GitHub")
+    pin.add_argument("--dry-run", action="store_true", help="print the entry, do not write")
+    pin.set_defaults(func=run_pin)
+
+    bump = subparsers.add_parser(
+        "bump", help="re-resolve a repo's excerpts at a new commit and report what changed"
+    )
+    _common(bump)
+    bump.add_argument("repo", help='"OWNER/REPO"')
+    bump.add_argument("commit", help="the new full 40-hex commit")
+    bump.add_argument("--write", action="store_true", help="write the new lock when all resolve")
+    bump.add_argument("--offline", action="store_true", help="do not try GitHub")
+    bump.set_defaults(func=run_bump)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lock", type=Path, default=DEFAULT_LOCK, help="the lock file")
+    parser.add_argument(
+        "--cache-dir", type=Path, default=None, help="blob cache (default $ITM_CACHE_DIR or .cache)"
+    )
+    parser.add_argument(
+        "--git",
+        action="append",
+        default=[],
+        metavar="[REPO=]DIR",
+        help="a local clone to read files from at the commit (repeatable)",
+    )
+
+
+def _git_dirs(values: list[str], default_repo: str | None, lock: Lock) -> dict[str, Path]:
+    dirs: dict[str, Path] = {}
+    for value in values:
+        name, sep, directory = value.partition("=")
+        if sep and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", name):
+            dirs[name] = Path(directory)
+        elif default_repo is not None:
+            dirs[default_repo] = Path(value)
+        elif len(lock.repos) == 1:
+            dirs[next(iter(lock.repos))] = Path(value)
+        else:
+            raise InputError(
+                f"--git {value}: which repo is this a clone of?",
+                file=lock.display,
+                entry="--git",
+                fix="write --git OWNER/REPO=DIR",
+            )
+    return dirs
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# ---------------------------------------------------------------- verify
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    lock = load_lock(args.lock)
+    sources = ("github",) if args.online else SOURCES
+    resolver = Resolver(
+        lock,
+        cache_dir=args.cache_dir or default_cache_dir(),
+        offline=args.offline,
+        git_dirs=_git_dirs(args.git, None, lock),
+        log=_say,
+        sources=sources,
+    )
+    pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
+    failures = 0
+    for pin in pins:
+        try:
+            excerpt = resolver.resolve(pin)
+        except InputError as error:
+            failures += 1
+            print(f"FAIL {pin.id}\n  {error}")
+            continue
+        print(
+            f"ok   {pin.id:<32} {excerpt.label:<36} {pin.sha256[:12]}  from {excerpt.resolved_from}"
+            f"  [{pin.evidence_level}]"
+        )
+    print(f"{len(pins) - failures} of {len(pins)} excerpts verified against {lock.display}")
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- pin
+
+
+def parse_lines(spec: str) -> tuple[Range, ...]:
+    """ "69-112" / "185-191,204-224" / "126" -> ranges (validated again by the lock)."""
+    ranges = []
+    for part in spec.replace("–", "-").split(","):
+        first, _, last = part.strip().partition("-")
+        try:
+            ranges.append((int(first), int(last or first)))
+        except ValueError:
+            raise InputError(
+                f"cannot read line range {part!r}", entry="--lines", fix='write "69-112,120-125"'
+            ) from None
+    return tuple(ranges)
+
+
+def run_pin(args: argparse.Namespace) -> int:
+    lock = load_lock(args.lock)
+    if args.id in {p.id for p in lock.pins} and not args.replace:
+        raise InputError(
+            "an excerpt with this id exists",
+            file=lock.display,
+            entry=args.id,
+            fix="pass --replace to re-pin it, or choose another id",
+        )
+    repo = lock.repos.get(args.repo)
+    if repo is None:
+        if not (args.commit and args.license):
+            raise InputError(
+                f"unknown repo {args.repo!r}",
+                file=lock.display,
+                entry=args.id,
+                fix="add it with --commit FULL_HASH --license NAME (or pin into a known repo)",
+            )
+        repo = Repo(
+            name=args.repo,
+            url=f"https://github.com/{args.repo}",
+            commit=args.commit,
+            license=args.license,
+        )
+        lock = replace(lock, repos={**lock.repos, repo.name: repo})
+
+    if args.trusted_file is not None:
+        if not (args.evidence and args.evidence_level):
+            raise InputError(
+                "a trusted file's evidence is yours to state",
+                file=lock.display,
+                entry=args.id,
+                fix='pass --evidence "how you know this file is PATH at the commit" and'
+                " --evidence-level (never more than was checked)",
+            )
+        text = decode(args.trusted_file.read_bytes(), str(args.trusted_file))
+        file = FullFile(text=text, lines=split_lines(text), origin=f"file:{args.trusted_file}")
+        default_evidence = args.evidence
+    else:
+        resolver = Resolver(
+            lock,
+            cache_dir=args.cache_dir or default_cache_dir(),
+            offline=args.offline,
+            git_dirs=_git_dirs(args.git, args.repo, lock),
+            log=_say,
+        )
+        file = resolver.file_at(repo, args.path, repo.commit, entry=args.id)
+        how = (
+            "`git show COMMIT:PATH` in a local clone"
+            if file.origin.startswith("git:")
+            else ("GitHub (raw file at the commit)")
+        )
+        default_evidence = f"read from {how} by `itm pin`"
+
+    if args.symbol:
+        try:
+            ranges: tuple[Range, ...] = (symbol_range(file.text, args.symbol),)
+        except SymbolError as error:
+            raise InputError(
+                f"symbol {args.symbol!r} in {args.path}: {error}",
+                file=lock.display,
+                entry=args.id,
+                fix="check the dotted name (Class.method), or pin --lines",
+            ) from None
+    else:
+        ranges = parse_lines(args.lines)
+    if not fits(file.lines, ranges):
+        raise InputError(
+            f"lines {format_ranges(ranges)} run past the end of {args.path}"
+            f" ({len(file.lines)} lines)",
+            file=lock.display,
+            entry=args.id,
+            fix="check the line numbers",
+        )
+    pin = Pin(
+        id=args.id,
+        repo=repo.name,
+        path=args.path,
+        symbol=args.symbol,
+        ranges=ranges,
+        sha256=sha256_hex("".join(cut(file.lines, ranges))),
+        evidence_level=args.evidence_level or "upstream",
+        evidence=args.evidence or default_evidence,
+    )
+    new_lock = lock.with_pin(pin)
+    print(
+        f"{pin.id}: {repo.name} {args.path} {format_ranges(ranges)}"
+        f"{f' (symbol {pin.symbol})' if pin.symbol else ''} sha256 {pin.sha256}"
+        f" [{pin.evidence_level}] from {file.origin}"
+    )
+    if args.dry_run:
+        print("(dry run: nothing written)")
+        return 0
+    write_lock(new_lock)
+    print(f"wrote {lock.display}")
+    return 0
+
+
+# ---------------------------------------------------------------- bump
+
+
+def run_bump(args: argparse.Namespace) -> int:
+    lock = load_lock(args.lock)
+    repo = lock.repos.get(args.repo)
+    if repo is None:
+        raise InputError(
+            f"unknown repo {args.repo!r}",
+            file=lock.display,
+            entry=args.repo,
+            fix=f"use one of: {', '.join(lock.repos)}",
+        )
+    check_commit(args.commit, file=lock.display, entry=args.repo)
+    new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
+    resolver = Resolver(
+        lock,
+        cache_dir=args.cache_dir or default_cache_dir(),
+        offline=args.offline,
+        git_dirs=_git_dirs(args.git, args.repo, lock),
+        log=_say,
+    )
+    pins = [p for p in lock.pins if p.repo == repo.name]
+    print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
+    updated: list[Pin] = []
+    blocked: list[str] = []
+    for pin in pins:
+        file = resolver.file_at(new_repo, pin.path, new_repo.commit, entry=pin.id)
+        change = bump_pin(pin, file, new_repo)
+        print(f"  {change.status:<10} {pin.id:<32} {change.detail}")
+        if change.pin is None:
+            blocked.append(pin.id)
+        else:
+            updated.append(change.pin)
+    if blocked:
+        print(
+            f"{len(blocked)} excerpt(s) need a hand re-pin at {new_repo.short}:"
+            f" {', '.join(blocked)}"
+            f" (`itm pin ID --replace ...` after the bump, or anchor them to a symbol)"
+        )
+    if not args.write:
+        print(f"(report only: pass --write to update {lock.display})")
+        return 1 if blocked else 0
+    if blocked:
+        print("not written: every excerpt must re-resolve first")
+        return 1
+    new_lock = replace(lock, repos={**lock.repos, repo.name: new_repo})
+    for pin in updated:
+        new_lock = new_lock.with_pin(pin)
+    write_lock(new_lock)
+    print(f"wrote {lock.display}")
+    return 0
+
+
+class Change:
+    """What a bump found for one excerpt; `pin` is the re-pinned entry, None if it needs a hand."""
+
+    def __init__(self, status: str, detail: str, pin: Pin | None) -> None:
+        self.status = status  # unchanged | moved | changed | lost
+        self.detail = detail
+        self.pin = pin
+
+
+def bump_pin(pin: Pin, file: FullFile, new_repo: Repo) -> Change:
+    """Re-resolve one excerpt in the whole file at the new commit."""
+    filename = pin.path.rsplit("/", 1)[-1]
+    old = format_ranges(pin.ranges) if pin.ranges else "?"
+    source = "a git clone" if file.origin.startswith("git:") else "GitHub"
+
+    def repinned(ranges: tuple[Range, ...]) -> Pin:
+        return replace(
+            pin,
+            ranges=ranges,
+            sha256=sha256_hex("".join(cut(file.lines, ranges))),
+            evidence_level="upstream",
+            evidence=f"re-resolved at {new_repo.short} from {source} by `itm bump`",
+        )
+
+    if pin.symbol is not None:
+        try:
+            ranges: tuple[Range, ...] = (symbol_range(file.text, pin.symbol),)
+        except SymbolError as error:
+            return Change("lost", f"symbol {pin.symbol!r}: {error}", None)
+        new = repinned(ranges)
+        now = format_ranges(ranges)
+        if new.sha256 == pin.sha256:
+            if ranges == pin.ranges:
+                return Change("unchanged", f"{filename} {now}", new)
+            return Change("moved", f"{filename} {old} -> {now} (same text)", new)
+        return Change(
+            "changed",
+            f"{filename} {old} -> {now} (text differs: {pin.sha256[:12]}… -> {new.sha256[:12]}…)",
+            new,
+        )
+
+    # Line-anchored: the same text at the same lines, or moved as a whole; else a hand re-pin.
+    if fits(file.lines, pin.ranges) and sha256_hex("".join(cut(file.lines, pin.ranges))) == (
+        pin.sha256
+    ):
+        return Change("unchanged", f"{filename} {old}", repinned(pin.ranges))
+    shift = find_placement(file.lines, pin.ranges, pin.sha256)
+    if shift is not None:
+        ranges = tuple((a + shift, b + shift) for a, b in pin.ranges)
+        return Change(
+            "moved", f"{filename} {old} -> {format_ranges(ranges)} (same text)", repinned(ranges)
+        )
+    return Change(
+        "changed",
+        f"{filename} {old}: the text differs and was not found elsewhere (line-anchored)",
+        None,
+    )

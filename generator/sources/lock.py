@@ -1,0 +1,489 @@
+"""The pin lock (sources/lock.toml): which upstream lines the site may show, and their hashes.
+
+One file, three tables:
+  [repos."OWNER/REPO"]  url, full 40-hex commit, license
+  [[mirrors]]           a registry archive that carries verbatim lines of an upstream file
+  [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
+
+`load_lock` parses and validates; every problem is an InputError naming the file, the entry
+and the fix. `dump_lock` writes the same canonical text back (used by `itm pin` / `itm bump`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from generator.errors import InputError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_LOCK = REPO_ROOT / "sources" / "lock.toml"
+
+# How the text pinned in the lock was confirmed, strongest first. The site shows the
+# description next to the excerpt and never claims more than the level says.
+EVIDENCE_LEVELS: dict[str, str] = {
+    "upstream": "read from the file at the pinned commit (git checkout or GitHub)",
+    "file-hash": (
+        "taken from the whole file rebuilt from registry copies, whose sha256 matches the hash"
+        " recorded for the file at the pinned commit"
+    ),
+    "seed": "the same text is printed for this pin by a reviewed seed page",
+    "mirror-window": (
+        "confirmed only indirectly: every release in a window spanning the pinned commit carries"
+        " these lines; not checked against the file at the commit"
+    ),
+}
+
+Range = tuple[int, int]  # first and last line, 1-based, inclusive
+
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+_REPO_KEYS = ("url", "commit", "license")
+_MIRROR_KEYS = ("repo", "path", "package", "version", "filename", "sha256", "member", "note")
+_EXCERPT_KEYS = ("id", "repo", "path", "symbol", "lines", "sha256", "evidence_level", "evidence")
+
+
+@dataclass(frozen=True)
+class Repo:
+    """An upstream repository pinned at one commit."""
+
+    name: str  # "openai/gpt-2"
+    url: str  # "https://github.com/openai/gpt-2"
+    commit: str  # full 40-hex
+    license: str
+    short: str = field(init=False)  # first 12 hex of the commit, as GitHub shows it
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "short", self.commit[:12])
+
+
+@dataclass(frozen=True)
+class Mirror:
+    """A package-registry archive holding verbatim lines of one upstream file."""
+
+    repo: str
+    path: str  # upstream path the mirror stands in for
+    package: str  # "gpt-2-finetuning"
+    version: str  # "1.0.14"
+    filename: str  # archive file name on the index
+    sha256: str  # of the archive; checked against this, not only the index
+    member: str  # path of the file inside the archive
+    note: str = ""
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One [[excerpts]] entry as written in the lock (not yet resolved to text)."""
+
+    id: str
+    repo: str
+    path: str
+    symbol: str | None
+    ranges: tuple[Range, ...]  # empty when only a symbol is given
+    sha256: str
+    evidence_level: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Lock:
+    path: Path
+    repos: dict[str, Repo]
+    mirrors: tuple[Mirror, ...]
+    pins: tuple[Pin, ...]
+
+    @property
+    def display(self) -> str:
+        return display_path(self.path)
+
+    def pin(self, excerpt_id: str) -> Pin:
+        for pin in self.pins:
+            if pin.id == excerpt_id:
+                return pin
+        raise InputError(
+            "no excerpt with this id",
+            file=self.display,
+            entry=excerpt_id,
+            fix=f"use one of: {', '.join(p.id for p in self.pins)}",
+        )
+
+    def mirrors_for(self, repo: str, path: str) -> tuple[Mirror, ...]:
+        return tuple(m for m in self.mirrors if m.repo == repo and m.path == path)
+
+    def with_pin(self, new: Pin) -> Lock:
+        """A copy with `new` replacing the pin of the same id, or appended."""
+        pins = [new if p.id == new.id else p for p in self.pins]
+        if new.id not in {p.id for p in self.pins}:
+            pins.append(new)
+        return replace(self, pins=tuple(pins))
+
+
+def display_path(path: Path) -> str:
+    """The path as a reader would type it: relative to the repository when inside it."""
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def format_ranges(ranges: tuple[Range, ...], dash: str = "–") -> str:
+    """(185, 191), (204, 224) -> "185–191, 204–224"; a one-line range is just its number."""
+    return ", ".join(str(a) if a == b else f"{a}{dash}{b}" for a, b in ranges)
+
+
+# ---------------------------------------------------------------- loading and validation
+
+
+def load_lock(path: Path = DEFAULT_LOCK) -> Lock:
+    """Read and validate a lock file. Raises InputError naming the entry and the fix."""
+    path = Path(path)
+    file = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "lock file not found", file=file, fix="create it, or pass --lock PATH"
+        ) from None
+    return parse_lock(text, path)
+
+
+def parse_lock(text: str, path: Path) -> Lock:
+    file = display_path(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(
+            f"not valid TOML: {error}", file=file, fix="fix the syntax at that line"
+        ) from None
+
+    def fail(entry: str, problem: str, fix: str) -> InputError:
+        return InputError(problem, file=file, entry=entry, fix=fix)
+
+    _check_keys(data, ("version", "repos", "mirrors", "excerpts"), "top level", fail)
+    if data.get("version", 1) != 1:
+        raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
+
+    repos = {name: _parse_repo(name, table, fail) for name, table in data.get("repos", {}).items()}
+    mirrors = tuple(
+        _parse_mirror(i, table, repos, fail) for i, table in enumerate(data.get("mirrors", []))
+    )
+    seen_mirrors: set[tuple[str, str]] = set()
+    for mirror in mirrors:
+        key = (mirror.filename, mirror.member)
+        if key in seen_mirrors:
+            raise fail(
+                f"mirror {mirror.spec}",
+                f"member {mirror.member!r} of {mirror.filename} is listed twice",
+                "delete the duplicate [[mirrors]] entry",
+            )
+        seen_mirrors.add(key)
+
+    pins: list[Pin] = []
+    seen_ids: set[str] = set()
+    for i, table in enumerate(data.get("excerpts", [])):
+        pin = _parse_pin(i, table, repos, fail)
+        if pin.id in seen_ids:
+            raise fail(
+                pin.id,
+                "duplicate excerpt id (ids must be unique: pages cite them)",
+                "rename one of the entries, or delete the duplicate",
+            )
+        seen_ids.add(pin.id)
+        pins.append(pin)
+    return Lock(path=path, repos=repos, mirrors=mirrors, pins=tuple(pins))
+
+
+def _check_keys(table: object, allowed: tuple[str, ...], entry: str, fail) -> None:
+    if not isinstance(table, dict):
+        raise fail(entry, "expected a table", "see the format at the top of sources/lock.toml")
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise fail(
+            entry, f"unknown key {unknown[0]!r}", f"use only these keys: {', '.join(allowed)}"
+        )
+
+
+def _string(table: dict, key: str, entry: str, fail, *, required: bool = True) -> str:
+    value = table.get(key)
+    if value is None:
+        if required:
+            raise fail(entry, f"missing {key!r}", f'add {key} = "..." to the entry')
+        return ""
+    if not isinstance(value, str):
+        raise fail(entry, f"{key!r} must be a string, got {value!r}", f'write {key} = "..."')
+    return value
+
+
+def _parse_repo(name: str, table: dict, fail) -> Repo:
+    entry = f"repos.{name}"
+    _check_keys(table, _REPO_KEYS, entry, fail)
+    if not _REPO_NAME.fullmatch(name):
+        raise fail(entry, "repo name must be OWNER/REPO", 'write [repos."owner/name"]')
+    url = _string(table, "url", entry, fail)
+    if url.rstrip("/") != f"https://github.com/{name}":
+        raise fail(
+            entry,
+            f"url {url!r} does not match the repo name",
+            f'write url = "https://github.com/{name}"',
+        )
+    commit = _string(table, "commit", entry, fail)
+    _check_commit(commit, entry, fail)
+    license_name = _string(table, "license", entry, fail)
+    if not license_name.strip():
+        raise fail(entry, "empty license", 'name the license, e.g. "Apache-2.0"')
+    return Repo(name=name, url=f"https://github.com/{name}", commit=commit, license=license_name)
+
+
+def _check_commit(commit: str, entry: str, fail) -> None:
+    if not _HEX40.fullmatch(commit):
+        raise fail(
+            entry,
+            f"commit {commit!r} is not a full 40-hex commit id"
+            + (" (short ids are ambiguous)" if re.fullmatch(r"[0-9a-f]{4,39}", commit) else ""),
+            "write the full lowercase hash, e.g. from `git rev-parse COMMIT`",
+        )
+
+
+def check_commit(commit: str, *, file: str, entry: str) -> None:
+    """InputError unless `commit` is a full 40-hex commit id."""
+
+    def fail(entry: str, problem: str, fix: str) -> InputError:
+        return InputError(problem, file=file, entry=entry, fix=fix)
+
+    _check_commit(commit, entry, fail)
+
+
+def _check_path(path: str, entry: str, fail, key: str = "path") -> None:
+    parts = path.split("/")
+    if not path or path.startswith("/") or "\\" in path or re.match(r"[A-Za-z]:", path):
+        raise fail(
+            entry,
+            f"{key} {path!r} must be relative to the repository root",
+            f'write it like {key} = "src/model.py" (no leading slash or drive)',
+        )
+    if any(part in ("", ".", "..") for part in parts):
+        raise fail(
+            entry,
+            f"{key} {path!r} has an empty, '.' or '..' segment",
+            f"write the plain path from the repository root, without '..'"
+            f' (e.g. {key} = "src/model.py")',
+        )
+
+
+def _check_sha256(value: str, entry: str, fail, what: str) -> None:
+    if not _HEX64.fullmatch(value):
+        raise fail(
+            entry,
+            f"sha256 {value!r} is not 64 lowercase hex digits",
+            f"record the sha256 of {what} (`itm pin` computes it)",
+        )
+
+
+def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirror:
+    entry = f"mirrors[{index}]"
+    _check_keys(table, _MIRROR_KEYS, entry, fail)
+    values = {key: _string(table, key, entry, fail, required=key != "note") for key in _MIRROR_KEYS}
+    mirror = Mirror(**values)
+    entry = f"mirror {mirror.spec}"
+    if mirror.repo not in repos:
+        raise fail(entry, f"unknown repo {mirror.repo!r}", _known_repos_fix(repos))
+    _check_path(mirror.path, entry, fail)
+    _check_path(mirror.member, entry, fail, key="member")
+    _check_sha256(mirror.sha256, entry, fail, "the archive file")
+    return mirror
+
+
+def _known_repos_fix(repos: dict[str, Repo]) -> str:
+    known = ", ".join(repos) or "none yet"
+    return f'add a [repos."OWNER/REPO"] table for it, or use a known repo ({known})'
+
+
+def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
+    named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
+    entry = named or f"excerpts[{index}]"
+    _check_keys(table, _EXCERPT_KEYS, entry, fail)
+    excerpt_id = _string(table, "id", entry, fail)
+    if not _EXCERPT_ID.fullmatch(excerpt_id):
+        raise fail(
+            entry,
+            "id must be lowercase letters, digits, '.', '_' or '-'",
+            'name it like "gpt2.attn" or "hf.gpt2-mlp"',
+        )
+    repo = _string(table, "repo", entry, fail)
+    if repo not in repos:
+        raise fail(entry, f"unknown repo {repo!r}", _known_repos_fix(repos))
+    path = _string(table, "path", entry, fail)
+    _check_path(path, entry, fail)
+
+    symbol = table.get("symbol")
+    if symbol is not None and (not isinstance(symbol, str) or not _SYMBOL.fullmatch(symbol)):
+        raise fail(
+            entry,
+            f"symbol {symbol!r} is not a dotted Python name",
+            'write symbol = "attn" or symbol = "GPT2Attention.forward"',
+        )
+    ranges = _parse_ranges(table.get("lines"), entry, fail)
+    if symbol is None and not ranges:
+        raise fail(
+            entry,
+            "no lines and no symbol: nothing says which lines to show",
+            'add lines = [[FIRST, LAST]] or symbol = "name" (then `itm pin` records the lines)',
+        )
+    if symbol is not None and len(ranges) > 1:
+        raise fail(
+            entry,
+            "a symbol resolves to one run of lines, but several ranges are given",
+            "drop the symbol to pin several ranges, or keep one range",
+        )
+
+    sha256 = table.get("sha256")
+    if sha256 is None or sha256 == "":
+        raise fail(
+            entry,
+            "missing sha256 of the excerpt text",
+            'record it with `itm pin` (or add sha256 = "<64 hex>" of the lines,'
+            " each ending in \\n)",
+        )
+    if not isinstance(sha256, str):
+        raise fail(entry, "sha256 must be a string", 'write sha256 = "<64 hex>"')
+    _check_sha256(sha256, entry, fail, "the excerpt text")
+
+    level = _string(table, "evidence_level", entry, fail)
+    if level not in EVIDENCE_LEVELS:
+        raise fail(
+            entry,
+            f"unknown evidence_level {level!r}",
+            f"use one of: {', '.join(EVIDENCE_LEVELS)} (and never claim more than was checked)",
+        )
+    evidence = _string(table, "evidence", entry, fail)
+    if not evidence.strip():
+        raise fail(entry, "empty evidence", "say how the text was confirmed")
+    return Pin(
+        id=excerpt_id,
+        repo=repo,
+        path=path,
+        symbol=symbol,
+        ranges=ranges,
+        sha256=sha256,
+        evidence_level=level,
+        evidence=evidence,
+    )
+
+
+def _parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
+    if value is None:
+        return ()
+    example = "write lines = [[69, 112]] or lines = [[185, 191], [204, 224]]"
+    if not isinstance(value, list) or not value:
+        raise fail(entry, f"empty line range list {value!r}", example)
+    ranges: list[Range] = []
+    for item in value:
+        ok = (
+            isinstance(item, list)
+            and len(item) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in item)
+        )
+        if not ok:
+            raise fail(entry, f"line range {item!r} is not a pair [FIRST, LAST]", example)
+        first, last = item
+        if first < 1:
+            raise fail(
+                entry, f"line range {first}-{last} starts before line 1", "lines count from 1"
+            )
+        if last < first:
+            raise fail(
+                entry,
+                f"line range {first}-{last} is reversed (empty)",
+                f"write the first line first: [{last}, {first}]",
+            )
+        ranges.append((first, last))
+    for (a1, b1), (a2, b2) in zip(ranges, ranges[1:], strict=False):
+        if a2 <= b1 + 1:
+            raise fail(
+                entry,
+                f"line ranges {a1}-{b1} and {a2}-{b2} overlap, touch or are out of order",
+                f"merge them into [{min(a1, a2)}, {max(b1, b2)}], or list ranges in ascending order"
+                " with a gap",
+            )
+    return tuple(ranges)
+
+
+# ---------------------------------------------------------------- writing
+
+
+_HEADER = """\
+# Pinned upstream code excerpts for "Inside the Model" (read by generator.sources.load_lock).
+#
+# Upstream code is never committed here: builds fetch these lines from a cache, a local git
+# checkout, GitHub at the commit, or a registry mirror whose lines hash to the pin, and show
+# them with the upstream line numbers below. Change this file with `itm pin` and `itm bump`
+# (they rewrite it in this canonical form); check it with `itm verify`.
+#
+# excerpts: lines are inclusive upstream line ranges at the repo's commit; symbol (when given)
+# is the dotted Python name that resolves to those lines; sha256 covers the lines, each ending
+# in "\\n". evidence_level is one of: upstream, file-hash, seed, mirror-window (strongest first;
+# see EVIDENCE_LEVELS in generator/sources/lock.py), and evidence says how the text was checked.
+"""
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # JSON escapes are valid TOML basic strings
+
+
+def dump_lock(lock: Lock) -> str:
+    """The canonical text of a lock; load_lock(dump_lock(x)) gives x back."""
+    out = [_HEADER, "\nversion = 1\n"]
+    for repo in lock.repos.values():
+        out.append(f"\n[repos.{_toml_str(repo.name)}]\n")
+        out.append(f"url = {_toml_str(repo.url)}\n")
+        out.append(f"commit = {_toml_str(repo.commit)}\n")
+        out.append(f"license = {_toml_str(repo.license)}\n")
+    for mirror in lock.mirrors:
+        out.append("\n[[mirrors]]\n")
+        for key in _MIRROR_KEYS:
+            value = getattr(mirror, key)
+            if key != "note" or value:
+                out.append(f"{key} = {_toml_str(value)}\n")
+    for pin in lock.pins:
+        out.append("\n[[excerpts]]\n")
+        out.append(f"id = {_toml_str(pin.id)}\n")
+        out.append(f"repo = {_toml_str(pin.repo)}\n")
+        out.append(f"path = {_toml_str(pin.path)}\n")
+        if pin.symbol is not None:
+            out.append(f"symbol = {_toml_str(pin.symbol)}\n")
+        if pin.ranges:
+            pairs = ", ".join(f"[{a}, {b}]" for a, b in pin.ranges)
+            out.append(f"lines = [{pairs}]\n")
+        out.append(f"sha256 = {_toml_str(pin.sha256)}\n")
+        out.append(f"evidence_level = {_toml_str(pin.evidence_level)}\n")
+        out.append(f"evidence = {_toml_str(pin.evidence)}\n")
+    return "".join(out)
+
+
+def write_lock(lock: Lock, path: Path | None = None) -> None:
+    """Validate the new text, then replace the file atomically (temp file + os.replace)."""
+    path = Path(path or lock.path)
+    text = dump_lock(lock)
+    parse_lock(text, path)  # never write a lock that would not load
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,353 @@
+"""Resolve pinned excerpts to verified text: cache, git, GitHub, then registry mirrors.
+
+Each source's answer is verified against the pin's sha256 before use. Git and GitHub give the
+whole file at the commit, so a mismatch there is final (the lock is wrong, or upstream is not
+what it claims); a mirror that does not match is just skipped. `--offline` keeps to the cache
+and git. What is verified goes into the content-addressed cache for the next build.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from generator.errors import InputError
+from generator.sources.cache import BlobCache, default_cache_dir
+from generator.sources.excerpt import (
+    Excerpt,
+    cut,
+    decode,
+    find_placement,
+    fits,
+    make_blocks,
+    sha256_hex,
+    split_lines,
+)
+from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
+from generator.sources.lock import Lock, Mirror, Pin, Range, Repo, format_ranges
+from generator.sources.pypi import MirrorError, archive_bytes, read_member
+from generator.sources.symbols import SymbolError, symbol_range
+
+SOURCES = ("cache", "git", "github", "pypi")
+NETWORK_SOURCES = frozenset({"github", "pypi"})
+DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
+
+Log = Callable[[str], None]
+
+
+def github_raw_base() -> str:
+    """$ITM_GITHUB_RAW (tests point it at 127.0.0.1), else raw.githubusercontent.com."""
+    return (os.environ.get("ITM_GITHUB_RAW") or DEFAULT_GITHUB_RAW).rstrip("/")
+
+
+def git_dirs_from_env() -> dict[str, Path]:
+    """$ITM_GIT_DIRS = "openai/gpt-2=/src/gpt-2:huggingface/transformers=/src/tf" (os.pathsep)."""
+    dirs: dict[str, Path] = {}
+    for item in (os.environ.get("ITM_GIT_DIRS") or "").split(os.pathsep):
+        name, sep, directory = item.partition("=")
+        if sep and name.strip() and directory.strip():
+            dirs[name.strip()] = Path(directory.strip()).expanduser()
+    return dirs
+
+
+@dataclass(frozen=True)
+class FullFile:
+    """A whole upstream file at a commit."""
+
+    text: str
+    lines: list[str]
+    origin: str  # "git:/path" or "github"
+
+
+class Resolver:
+    """One run of resolution: remembers fetched files, mirrors and hosts found down."""
+
+    def __init__(
+        self,
+        lock: Lock,
+        *,
+        cache_dir: Path | None = None,
+        offline: bool = False,
+        git_dirs: dict[str, Path] | None = None,
+        log: Log | None = None,
+        sources: tuple[str, ...] = SOURCES,
+        github_base: str | None = None,
+        pypi_base: str | None = None,
+        net: NetSettings | None = None,
+    ) -> None:
+        unknown = set(sources) - set(SOURCES)
+        if unknown:
+            raise ValueError(f"unknown sources {sorted(unknown)}; known: {SOURCES}")
+        self.lock = lock
+        self.offline = offline
+        self.sources = tuple(s for s in sources if not (offline and s in NETWORK_SOURCES))
+        self.log: Log = log or (lambda message: None)
+        self.cache = BlobCache(cache_dir or default_cache_dir(), log=self.log)
+        self.git_dirs = {**git_dirs_from_env(), **(git_dirs or {})}
+        self.github_base = (github_base or github_raw_base()).rstrip("/")
+        self.pypi_base = pypi_base
+        self.http = Http(net, log=self.log)
+        self._files: dict[tuple[str, str, str, str], FullFile | str] = {}
+        self._mirrors: dict[Mirror, list[str] | str] = {}
+
+    # ------------------------------------------------------------ excerpts
+
+    def resolve(self, pin: Pin) -> Excerpt:
+        """The pin's text, verified; InputError (file, id, fix) when no source can give it."""
+        repo = self.lock.repos[pin.repo]
+        tried: list[str] = []
+        for source in self.sources:
+            found = getattr(self, f"_via_{source}")(pin, repo, tried)
+            if found is not None:
+                break
+        else:
+            raise self._unresolved(pin, tried)
+        text, ranges, origin = found
+        if origin != "cache":
+            self.cache.put(text.encode("utf-8"))
+        return Excerpt(
+            id=pin.id,
+            repo=repo,
+            path=pin.path,
+            symbol=pin.symbol,
+            ranges=ranges,
+            blocks=make_blocks(text, ranges),
+            text=text,
+            sha256=pin.sha256,
+            evidence=pin.evidence,
+            evidence_level=pin.evidence_level,
+            resolved_from=origin,
+        )
+
+    def _via_cache(self, pin: Pin, repo: Repo, tried: list[str]):
+        if not pin.ranges:
+            tried.append("cache: the lock records no lines for this symbol yet")
+            return None
+        data = self.cache.get(pin.sha256)  # re-verified: its bytes hash to its name
+        if data is None:
+            tried.append("cache: not cached")
+            return None
+        text = decode(data, "cache entry")
+        needed = sum(b - a + 1 for a, b in pin.ranges)
+        if len(split_lines(text)) != needed or not text.endswith("\n"):
+            tried.append(f"cache: entry has {len(split_lines(text))} lines, the pin needs {needed}")
+            return None
+        return text, pin.ranges, "cache"
+
+    def _via_git(self, pin: Pin, repo: Repo, tried: list[str]):
+        found = self._git_file(repo, pin.path, repo.commit)
+        if isinstance(found, str):
+            tried.append(f"git: {found}")
+            return None
+        return self._from_full_file(pin, repo, found)
+
+    def _via_github(self, pin: Pin, repo: Repo, tried: list[str]):
+        found = self._github_file(repo, pin.path, repo.commit)
+        if isinstance(found, str):
+            tried.append(f"github: {found}")
+            return None
+        return self._from_full_file(pin, repo, found)
+
+    def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]):
+        mirrors = self.lock.mirrors_for(repo.name, pin.path)
+        if not mirrors:
+            tried.append(f"pypi: no [[mirrors]] entry for {pin.path}")
+            return None
+        if not pin.ranges:
+            tried.append("pypi: the lock records no lines for this symbol (mirrors check lines)")
+            return None
+        for mirror in mirrors:
+            lines = self._mirror_lines(mirror)
+            if isinstance(lines, str):
+                tried.append(f"pypi:{mirror.spec}: {lines}")
+                continue
+            shift = find_placement(lines, pin.ranges, pin.sha256)
+            if shift is None:
+                tried.append(
+                    f"pypi:{mirror.spec}: no placement of lines {format_ranges(pin.ranges)}"
+                    f" in {mirror.member} hashes to {pin.sha256[:12]}…"
+                )
+                continue
+            if shift:
+                self.log(f"{pin.id}: {mirror.spec} has these lines shifted by {shift:+d}")
+            return "".join(cut(lines, pin.ranges, shift)), pin.ranges, f"pypi:{mirror.spec}"
+        return None
+
+    def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile):
+        """Cut the pin from the whole file at the commit; a mismatch here is final."""
+        where = f"{pin.path} at {repo.short} ({file.origin})"
+        ranges = pin.ranges
+        if pin.symbol is not None:
+            try:
+                found = symbol_range(file.text, pin.symbol)
+            except SymbolError as error:
+                raise self._error(
+                    pin,
+                    f"symbol {pin.symbol!r} does not resolve in {where}: {error}",
+                    "fix the symbol (dotted: Class.method), or pin lines instead of a symbol",
+                ) from None
+            if ranges and ranges != (found,):
+                raise self._error(
+                    pin,
+                    f"symbol {pin.symbol!r} is at lines {format_ranges((found,))} in {where},"
+                    f" but the lock says {format_ranges(ranges)}",
+                    f"re-pin: `itm pin {pin.id} --replace --repo {pin.repo} --path {pin.path}"
+                    f" --symbol {pin.symbol}`",
+                )
+            ranges = (found,)
+        if not fits(file.lines, ranges):
+            raise self._error(
+                pin,
+                f"line range {format_ranges(ranges)} runs past the end of {where}"
+                f" ({len(file.lines)} lines)",
+                "fix the lines in the lock (or re-pin with `itm pin`)",
+            )
+        text = "".join(cut(file.lines, ranges))
+        got = sha256_hex(text)
+        if got != pin.sha256:
+            raise self._error(
+                pin,
+                f"hash mismatch: lines {format_ranges(ranges)} of {where} hash to {got[:12]}…,"
+                f" the lock pins {pin.sha256[:12]}… (these bytes are not used)",
+                f"if upstream is right and the lock wrong, re-pin with `itm pin {pin.id} --replace"
+                " ...`; otherwise check the lines and the commit",
+            )
+        return text, ranges, file.origin
+
+    # ------------------------------------------------------------ whole files (pin, bump)
+
+    def file_at(self, repo: Repo, path: str, commit: str, *, entry: str) -> FullFile:
+        """The whole file at a commit, from git or GitHub; InputError saying so when neither has it.
+
+        Registry mirrors carry only parts of files, so they cannot serve here.
+        """
+        notes = []
+        found = self._git_file(repo, path, commit)
+        if not isinstance(found, FullFile):
+            notes.append(f"git: {found}")
+            if self.offline:
+                notes.append("github: not tried (--offline)")
+            else:
+                found = self._github_file(repo, path, commit)
+                if not isinstance(found, FullFile):
+                    notes.append(f"github: {found}")
+        if isinstance(found, FullFile):
+            return found
+        raise InputError(
+            f"needs the whole of {path} at {commit[:12]} (from git or GitHub), and neither has it: "
+            + "; ".join(notes),
+            file=self.lock.display,
+            entry=entry,
+            fix=f"pass --git DIR with a clone of {repo.name} that contains the commit (or set"
+            " ITM_GIT_DIRS), or run where GitHub is reachable; registry mirrors carry only parts"
+            " of files",
+        )
+
+    def _git_file(self, repo: Repo, path: str, commit: str) -> FullFile | str:
+        directory = self.git_dirs.get(repo.name)
+        if directory is None:
+            return f"no checkout configured for {repo.name} (pass --git or set ITM_GIT_DIRS)"
+        key = ("git", repo.name, commit, path)
+        if key not in self._files:
+            self._files[key] = self._git_show(Path(directory), path, commit)
+        return self._files[key]
+
+    def _git_show(self, directory: Path, path: str, commit: str) -> FullFile | str:
+        """`git show COMMIT:PATH`: the blob at the commit, never the working tree."""
+
+        def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(["git", "-C", str(directory), *args], capture_output=True)
+
+        try:
+            shown = git("show", "--no-textconv", f"{commit}:{path}")
+        except FileNotFoundError:
+            return "the git program is not installed"
+        if shown.returncode == 0:
+            try:
+                text = decode(shown.stdout, f"{path} at {commit[:12]}")
+            except ValueError as error:
+                return str(error)
+            self.log(f"git: read {path} at {commit[:12]} from {directory}")
+            return FullFile(text=text, lines=split_lines(text), origin=f"git:{directory}")
+        if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+            stderr = shown.stderr.decode(errors="replace").strip().splitlines()
+            if not directory.is_dir() or (stderr and "not a git repository" in stderr[-1]):
+                return f"{directory} is not a git checkout"
+            return f"commit {commit[:12]} is not in {directory} (git fetch it first)"
+        return f"{path} does not exist at {commit[:12]} in {directory}"
+
+    def _github_file(self, repo: Repo, path: str, commit: str) -> FullFile | str:
+        key = ("github", repo.name, commit, path)
+        if key not in self._files:
+            url = f"{self.github_base}/{repo.name}/{commit}/{quote(path)}"
+            try:
+                data = self.http.get(url)
+                text = decode(data, url)
+                self._files[key] = FullFile(text=text, lines=split_lines(text), origin="github")
+            except NotFound:
+                self._files[key] = f"{path} not found at {commit[:12]} (HTTP 404)"
+            except FetchError as error:
+                self._files[key] = error.reason
+            except ValueError as error:
+                self._files[key] = str(error)
+        return self._files[key]
+
+    def _mirror_lines(self, mirror: Mirror) -> list[str] | str:
+        if mirror not in self._mirrors:
+            try:
+                archive = archive_bytes(mirror, self.http, self.cache, self.pypi_base)
+                text = decode(read_member(archive, mirror), f"{mirror.filename}:{mirror.member}")
+                self._mirrors[mirror] = split_lines(text)
+            except FetchError as error:
+                self._mirrors[mirror] = error.reason
+            except (MirrorError, ValueError) as error:
+                self._mirrors[mirror] = str(error)
+        return self._mirrors[mirror]
+
+    # ------------------------------------------------------------ errors
+
+    def _error(self, pin: Pin, problem: str, fix: str) -> InputError:
+        return InputError(problem, file=self.lock.display, entry=pin.id, fix=fix)
+
+    def _unresolved(self, pin: Pin, tried: list[str]) -> InputError:
+        if self.offline:
+            fix = (
+                "run once without --offline (registry mirrors fill the cache), or pass"
+                f" --git {pin.repo}=DIR with a clone that has the commit"
+            )
+        else:
+            fix = (
+                f"re-pin with `itm pin {pin.id} --replace ...` from a clone of the commit, or check"
+                f" the [[mirrors]] entries for {pin.path} (a mirror must carry these exact lines);"
+                " offline machines need a filled cache (ITM_CACHE_DIR) or --git"
+            )
+        return self._error(pin, "could not be resolved and verified: " + "; ".join(tried), fix)
+
+
+def resolve_all(
+    lock: Lock,
+    *,
+    cache_dir: Path | None = None,
+    offline: bool = False,
+    git_dirs: dict[str, Path] | None = None,
+    log: Log | None = None,
+    **options,
+) -> dict[str, Excerpt]:
+    """Every excerpt of the lock, verified, by id (in lock order).
+
+    Raises InputError for the first excerpt that cannot be resolved or does not match its hash.
+    `options` go to Resolver (sources=, github_base=, pypi_base=, net=).
+    """
+    resolver = Resolver(
+        lock, cache_dir=cache_dir, offline=offline, git_dirs=git_dirs, log=log, **options
+    )
+    return {pin.id: resolver.resolve(pin) for pin in lock.pins}
+
+
+def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:
+    """The excerpt text of `ranges` in a whole file's lines (what the sha256 covers)."""
+    return "".join(cut(lines, ranges))

@@ -1,0 +1,143 @@
+"""The content-addressed cache: corruption detected and replaced, interrupted writes leave no
+partial file, and two processes writing the same entry at once both succeed."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from generator.sources.cache import BlobCache
+from generator.sources.lock import load_lock
+from generator.sources.resolve import Resolver
+from tests.sources_helpers import (
+    PATH,
+    REPO,
+    TOY_V1,
+    excerpt_table,
+    isolated_env,
+    line_of,
+    lines_text,
+    make_upstream,
+    repo_table,
+    sha256,
+    write,
+)
+
+pytestmark = pytest.mark.usefixtures(isolated_env.__name__)
+
+HELPER = (line_of(TOY_V1, "def helper"), line_of(TOY_V1, "return x * SCALE"))
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def test_round_trip_and_layout(tmp_path: Path) -> None:
+    cache = BlobCache(tmp_path)
+    digest = cache.put(b"hello\n")
+    assert digest == sha256(b"hello\n")
+    assert cache.get(digest) == b"hello\n"
+    assert files_under(tmp_path) == [tmp_path / "sha256" / digest[:2] / digest]
+    assert cache.get(sha256(b"absent")) is None
+
+
+def test_corrupted_entry_is_detected_and_replaced(tmp_path: Path) -> None:
+    upstream = tmp_path / "upstream"
+    commit = make_upstream(upstream, {PATH: TOY_V1})
+    entry = excerpt_table("toy.helper", TOY_V1, lines=[list(HELPER)])
+    lock = load_lock(write(tmp_path / "lock.toml", repo_table(commit) + entry))
+    messages: list[str] = []
+
+    def resolver() -> Resolver:
+        return Resolver(
+            lock,
+            cache_dir=tmp_path / "cache",
+            offline=True,
+            git_dirs={REPO: upstream},
+            log=messages.append,
+        )
+
+    assert resolver().resolve(lock.pins[0]).resolved_from.startswith("git:")
+    blob = BlobCache(tmp_path / "cache").path_for(lock.pins[0].sha256)
+    assert blob.read_text() == lines_text(TOY_V1, HELPER)
+    assert resolver().resolve(lock.pins[0]).resolved_from == "cache"
+
+    blob.write_text(lines_text(TOY_V1, HELPER).replace("SCALE", "SCALF"))  # bit rot
+    again = resolver().resolve(lock.pins[0])
+    assert again.resolved_from.startswith("git:")  # the bad entry was not used
+    assert any("corrupted" in m for m in messages)
+    assert blob.read_text() == lines_text(TOY_V1, HELPER)  # and was replaced
+
+
+def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
+    cache = BlobCache(tmp_path)
+    data = b"x" * 100_000
+
+    def power_cut(fd: int) -> None:
+        raise KeyboardInterrupt  # the process stops after writing, before the rename
+
+    monkeypatch.setattr(os, "fsync", power_cut)
+    with pytest.raises(KeyboardInterrupt):
+        cache.put(data)
+    monkeypatch.undo()
+    assert not cache.path_for(sha256(data)).exists()
+    assert files_under(tmp_path) == []  # the temp file is gone too
+
+    def rename_fails(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", rename_fails)
+    with pytest.raises(OSError, match="disk full"):
+        cache.put(data)
+    monkeypatch.undo()
+    assert files_under(tmp_path) == []
+
+
+def test_a_stray_temp_file_is_not_an_entry(tmp_path: Path) -> None:
+    cache = BlobCache(tmp_path)
+    data = b"payload\n"
+    digest = sha256(data)
+    stray = cache.path_for(digest).with_name(f".{digest[:12]}.abc.tmp")  # left by a killed build
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(data[:3])
+    assert cache.get(digest) is None
+    cache.put(data)
+    assert cache.get(digest) == data
+
+
+def _writer(root: str, data: bytes, rounds: int, barrier) -> None:
+    cache = BlobCache(Path(root))
+    barrier.wait()
+    for _ in range(rounds):
+        cache.put(data)
+
+
+def _reader(root: str, digest: str, rounds: int, barrier, corrupt_seen) -> None:
+    cache = BlobCache(Path(root), log=lambda message: corrupt_seen.put(message))
+    barrier.wait()
+    for _ in range(rounds):
+        cache.get(digest)
+
+
+def test_two_processes_write_the_same_entry_at_once(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    data = os.urandom(2_000_000)
+    digest = sha256(data)
+    barrier = context.Barrier(3)
+    corrupt_seen = context.Queue()
+    processes = [
+        context.Process(target=_writer, args=(str(tmp_path), data, 15, barrier)),
+        context.Process(target=_writer, args=(str(tmp_path), data, 15, barrier)),
+        context.Process(target=_reader, args=(str(tmp_path), digest, 200, barrier, corrupt_seen)),
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=60)
+    assert [p.exitcode for p in processes] == [0, 0, 0]
+    assert corrupt_seen.empty()  # the reader never saw a partial entry
+    assert BlobCache(tmp_path).get(digest) == data
+    assert files_under(tmp_path) == [BlobCache(tmp_path).path_for(digest)]

@@ -1,0 +1,160 @@
+"""The lock file: every validation error names the entry and the fix; the format round-trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InputError
+from generator.sources.lock import DEFAULT_LOCK, dump_lock, load_lock, parse_lock
+from tests.sources_helpers import REPO, TOY_V1, excerpt_table, repo_table, write
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def lock_text(*excerpts: str, commit: str = COMMIT) -> str:
+    return "version = 1\n\n" + repo_table(commit) + "".join(excerpts)
+
+
+def load_error(tmp_path: Path, text: str) -> InputError:
+    path = write(tmp_path / "sources" / "lock.toml", text)
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    return caught.value
+
+
+def good(excerpt_id: str = "toy.helper", **kwargs) -> str:
+    kwargs.setdefault("lines", [[8, 9]])
+    return excerpt_table(excerpt_id, TOY_V1, **kwargs)
+
+
+def test_a_valid_lock_loads(tmp_path: Path) -> None:
+    path = write(tmp_path / "lock.toml", lock_text(good(), good("toy.widget", symbol="Widget")))
+    lock = load_lock(path)
+    assert [p.id for p in lock.pins] == ["toy.helper", "toy.widget"]
+    assert lock.pins[0].ranges == ((8, 9),)
+    assert lock.pins[1].symbol == "Widget" and lock.pins[1].ranges == ((8, 9),)
+    repo = lock.repos[REPO]
+    assert repo.short == COMMIT[:12] and repo.url == f"https://github.com/{REPO}"
+
+
+def test_short_commit_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(), commit="0123456789ab"))
+    assert f"repos.{REPO}" in str(error)
+    assert "short ids are ambiguous" in str(error)
+    assert "full lowercase hash" in error.fix
+
+
+def test_non_hex_commit_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(), commit="z" * 40))
+    assert f"repos.{REPO}" in str(error) and "40-hex" in str(error)
+    assert "git rev-parse" in error.fix
+
+
+def test_absolute_path_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(path="/etc/passwd")))
+    assert error.entry == "toy.helper"
+    assert "relative" in error.problem and "no leading slash" in error.fix
+
+
+def test_dotdot_path_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(path="pkg/../../secret.py")))
+    assert error.entry == "toy.helper"
+    assert "'..'" in error.problem and "without '..'" in error.fix
+
+
+def test_empty_range_list_is_rejected(tmp_path: Path) -> None:
+    text = lock_text(good(digest="a" * 64, lines=None)).replace(
+        'sha256 = "', 'lines = []\nsha256 = "'
+    )
+    error = load_error(tmp_path, text)
+    assert error.entry == "toy.helper" and "empty" in error.problem
+    assert "lines = [[69, 112]]" in error.fix
+
+
+def test_reversed_range_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(lines=[[9, 8]], digest="a" * 64)))
+    assert error.entry == "toy.helper" and "reversed" in error.problem
+    assert "[8, 9]" in error.fix
+
+
+def test_overlapping_ranges_are_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(lines=[[8, 12], [10, 14]])))
+    assert error.entry == "toy.helper" and "overlap" in error.problem
+    assert "merge them into [8, 14]" in error.fix
+
+
+def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(), good(lines=[[3, 4]])))
+    assert error.entry == "toy.helper" and "duplicate" in error.problem
+    assert "rename" in error.fix
+
+
+def test_unknown_repo_is_rejected(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(repo="nobody/nothing")))
+    assert error.entry == "toy.helper" and "nobody/nothing" in error.problem
+    assert f"known repo ({REPO})" in error.fix
+
+
+def test_missing_hash_is_rejected(tmp_path: Path) -> None:
+    head, entry = lock_text(good()).split("[[excerpts]]")
+    entry = "".join(line for line in entry.splitlines(True) if not line.startswith("sha256"))
+    error = load_error(tmp_path, head + "[[excerpts]]" + entry)
+    assert error.entry == "toy.helper" and "missing sha256" in error.problem
+    assert "itm pin" in error.fix
+
+
+def test_errors_name_the_lock_file(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(good(repo="nobody/nothing")))
+    assert error.file is not None and error.file.endswith("lock.toml")
+    assert str(error).startswith(error.file)
+
+
+def test_unknown_key_and_bad_level_are_rejected(tmp_path: Path) -> None:
+    typo = load_error(tmp_path, lock_text(good()).replace("evidence =", "evidense ="))
+    assert "evidense" in typo.problem and "use only these keys" in typo.fix
+    level = load_error(tmp_path, lock_text(good(level="certain")))
+    assert "certain" in level.problem and "mirror-window" in level.fix
+
+
+def test_dump_then_load_gives_the_same_lock(tmp_path: Path) -> None:
+    path = write(tmp_path / "lock.toml", lock_text(good(), good("toy.widget", symbol="Widget")))
+    lock = load_lock(path)
+    again = parse_lock(dump_lock(lock), path)
+    assert again.repos == lock.repos and again.pins == lock.pins
+
+
+def test_the_real_lock_is_canonical_and_valid() -> None:
+    lock = load_lock(DEFAULT_LOCK)
+    assert dump_lock(lock) == DEFAULT_LOCK.read_text(encoding="utf-8")
+    assert {"gpt2.attn", "gpt2.block-call-attn", "hf.gpt2-attention-forward"} <= {
+        p.id for p in lock.pins
+    }
+
+
+def test_real_lock_pins_the_seed_revisions() -> None:
+    lock = load_lock(DEFAULT_LOCK)
+    assert lock.repos["openai/gpt-2"].commit == "9b63575ef42771a015060c964af2c3da4cf7c8ab"
+    hf = lock.repos["huggingface/transformers"]
+    assert hf.commit == "71c6f699ac9b3f8fc42a6a3e9dc59034c349a678"
+    attn = lock.pin("gpt2.attn")
+    assert (attn.symbol, attn.ranges, attn.path) == ("attn", ((69, 112),), "src/model.py")
+    assert attn.sha256 == "05b8b58a1bbd1e0cd1ac46dd7177a0b7023f305ac3869658d73767856cbab32c"
+    assert lock.pin("hf.gpt2-attention-forward").ranges == ((185, 191), (204, 224))
+
+
+def test_real_lock_claims_no_more_than_the_evidence() -> None:
+    """transformers lines at the pin are confirmed only inside 39–417 (UPSTREAM.md); only the
+    seed-printed runs may say "seed"; nothing claims "upstream" without a file at the commit."""
+    lock = load_lock(DEFAULT_LOCK)
+    for pin in lock.pins:
+        assert pin.evidence_level != "upstream", pin.id
+        if pin.repo == "huggingface/transformers":
+            assert all(a >= 39 and b <= 417 for a, b in pin.ranges), pin.id
+            seed_runs = {(185, 191), (204, 224)}
+            expected = "seed" if set(pin.ranges) <= seed_runs else "mirror-window"
+            assert pin.evidence_level == expected, pin.id
+            if expected == "mirror-window":
+                assert "only" in pin.evidence, pin.id
+        assert pin.id.startswith("gpt2." if pin.repo == "openai/gpt-2" else "hf."), pin.id

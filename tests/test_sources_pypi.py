@@ -1,0 +1,207 @@
+"""Registry mirrors through a fake PEP 691 simple index on 127.0.0.1: archives checked against
+the lock's sha256, members read from wheels and sdists, lines found even when shifted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InputError
+from generator.sources.cache import BlobCache
+from generator.sources.fetch import NetSettings
+from generator.sources.lock import load_lock
+from generator.sources.pypi import SIMPLE_JSON
+from generator.sources.resolve import Resolver
+from tests.sources_helpers import (
+    TOY_V1,
+    Reply,
+    excerpt_table,
+    isolated_env,
+    line_of,
+    lines_text,
+    mirror_table,
+    refused_url,
+    repo_table,
+    sdist_bytes,
+    serve,
+    sha256,
+    simple_index,
+    wheel_bytes,
+    write,
+)
+
+pytestmark = pytest.mark.usefixtures(isolated_env.__name__)
+
+COMMIT = "ab" * 20
+FAST = NetSettings(timeout=0.5, retries=1, backoff=0.01)
+HELPER = (line_of(TOY_V1, "def helper"), line_of(TOY_V1, "return x * SCALE"))
+RENDER = (line_of(TOY_V1, "@staticmethod"), line_of(TOY_V1, "return helper(x) + 1"))
+TAIL = (line_of(TOY_V1, "def tail"), line_of(TOY_V1, 'return "end"'))
+
+# A mirror that copied the module under a two-line banner and edited one function:
+# every upstream line stands 2 lower, except `area`, which differs.
+SHIFTED = "# vendored copy\n# do not edit\n" + TOY_V1.replace("self.size ** 2", "self.size ** 3")
+WHEEL = wheel_bytes({"toy_mirror/toy.py": TOY_V1, "toy_mirror/__init__.py": ""})
+SDIST = sdist_bytes({"toy-vendor-2.0/toy_vendor/toy.py": SHIFTED})
+
+
+def index_routes(server_url: str) -> dict[str, list[Reply]]:
+    routes = {
+        "/simple/toy-mirror/": [Reply(simple_index({"toy_mirror-1.0-py3-none-any.whl": WHEEL},
+                                                   server_url), content_type=SIMPLE_JSON)],
+        "/simple/toy-vendor/": [Reply(simple_index({"toy-vendor-2.0.tar.gz": SDIST}, server_url),
+                                      content_type=SIMPLE_JSON)],
+        "/files/toy_mirror-1.0-py3-none-any.whl": [Reply(WHEEL)],
+        "/files/toy-vendor-2.0.tar.gz": [Reply(SDIST)],
+    }  # fmt: skip
+    return routes
+
+
+WHEEL_MIRROR = mirror_table(
+    "toy-mirror", "1.0", "toy_mirror-1.0-py3-none-any.whl", WHEEL, "toy_mirror/toy.py"
+)
+SDIST_MIRROR = mirror_table(
+    "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST, "toy-vendor-2.0/toy_vendor/toy.py"
+)
+
+
+def make_lock(tmp_path: Path, *mirrors: str, extra: str = ""):
+    entries = [
+        excerpt_table("toy.helper", TOY_V1, lines=[list(HELPER)]),
+        excerpt_table("toy.two-runs", TOY_V1, lines=[list(HELPER), list(TAIL)]),
+        excerpt_table("toy.render", TOY_V1, symbol="Widget.render", lines=[list(RENDER)]),
+    ]
+    text = repo_table(COMMIT) + "".join(mirrors) + "".join(entries) + extra
+    return load_lock(write(tmp_path / "lock.toml", text))
+
+
+def registry_only(tmp_path: Path, lock, base: str) -> Resolver:
+    return Resolver(
+        lock, cache_dir=tmp_path / "cache", sources=("cache", "pypi"), pypi_base=base, net=FAST
+    )
+
+
+def test_wheel_mirror_at_the_same_lines(tmp_path: Path) -> None:
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        resolver = registry_only(tmp_path, lock, f"{server.url}/simple")
+        excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
+    assert excerpts["toy.helper"].text == lines_text(TOY_V1, HELPER)
+    assert excerpts["toy.two-runs"].blocks == (
+        (HELPER[0], lines_text(TOY_V1, HELPER)),
+        (TAIL[0], lines_text(TOY_V1, TAIL)),
+    )
+    assert {e.resolved_from for e in excerpts.values()} == {"pypi:toy-mirror==1.0"}
+    # one index query (PEP 691 JSON) and one download serve every excerpt
+    assert server.hits == ["/simple/toy-mirror/", "/files/toy_mirror-1.0-py3-none-any.whl"]
+    assert server.accepts[0] == SIMPLE_JSON
+    assert BlobCache(tmp_path / "cache").get(sha256(WHEEL)) == WHEEL
+
+
+def test_shifted_sdist_mirror_keeps_upstream_line_numbers(tmp_path: Path) -> None:
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, SDIST_MIRROR)
+        resolver = registry_only(tmp_path, lock, f"{server.url}/simple")
+        excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
+    two = excerpts["toy.two-runs"]
+    assert two.ranges == (HELPER, TAIL)  # upstream numbers, not the mirror's (+2)
+    assert two.text == lines_text(TOY_V1, HELPER, TAIL)
+    assert two.resolved_from == "pypi:toy_vendor==2.0"
+    assert excerpts["toy.render"].label == f"toy.py {RENDER[0]}–{RENDER[1]}"
+    assert server.hits[0] == "/simple/toy-vendor/"  # PEP 503 name normalization
+
+
+def test_first_mirror_without_the_lines_falls_to_the_next(tmp_path: Path) -> None:
+    area = (line_of(TOY_V1, "def area"), line_of(TOY_V1, "self.size ** 2"))
+    extra = excerpt_table("toy.area", TOY_V1, lines=[list(area)])
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, SDIST_MIRROR, WHEEL_MIRROR, extra=extra)
+        resolver = registry_only(tmp_path, lock, f"{server.url}/simple")
+        area_excerpt = resolver.resolve(lock.pin("toy.area"))
+    # the vendored copy changed `area`, so only the wheel can confirm it
+    assert area_excerpt.resolved_from == "pypi:toy-mirror==1.0"
+
+
+def test_warm_cache_needs_no_network(tmp_path: Path) -> None:
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        cold = registry_only(tmp_path, lock, f"{server.url}/simple")
+        for pin in lock.pins:
+            cold.resolve(pin)
+        hits = len(server.hits)
+        warm = registry_only(tmp_path, lock, f"{server.url}/simple")
+        assert {warm.resolve(pin).resolved_from for pin in lock.pins} == {"cache"}
+        assert len(server.hits) == hits
+
+
+def test_archive_must_match_the_lock_not_only_the_index(tmp_path: Path) -> None:
+    forged = wheel_bytes({"toy_mirror/toy.py": TOY_V1 + "# extra\n"})
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        # the index lists the forged file's own hash: consistent with itself, not with the lock
+        server.routes["/simple/toy-mirror/"] = [
+            Reply(simple_index({"toy_mirror-1.0-py3-none-any.whl": forged}, server.url))
+        ]
+        server.routes["/files/toy_mirror-1.0-py3-none-any.whl"] = [Reply(forged)]
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
+    assert "the index lists sha256" in caught.value.problem
+    assert "the lock pins" in caught.value.problem and caught.value.entry == "toy.helper"
+
+
+def test_downloaded_bytes_must_hash_to_the_lock(tmp_path: Path) -> None:
+    forged = wheel_bytes({"toy_mirror/toy.py": TOY_V1 + "# extra\n"})
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        server.routes["/files/toy_mirror-1.0-py3-none-any.whl"] = [Reply(forged)]
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        with pytest.raises(InputError, match="downloaded with sha256 .* not used"):
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
+    assert BlobCache(tmp_path / "cache").get(sha256(forged)) is None
+
+
+def test_no_placement_matches(tmp_path: Path) -> None:
+    wrong = excerpt_table("toy.wrong", TOY_V1, lines=[list(HELPER)], digest="3" * 64)
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR, extra=wrong)
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.wrong"))
+    error = caught.value
+    assert error.entry == "toy.wrong"
+    assert f"no placement of lines {HELPER[0]}–{HELPER[1]}" in error.problem
+    assert "[[mirrors]]" in error.fix and "itm pin toy.wrong --replace" in error.fix
+
+
+def test_index_answers_that_are_not_json_or_miss_the_file(tmp_path: Path) -> None:
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        server.routes["/simple/toy-mirror/"] = [Reply(b"<html>simple</html>")]
+        unlisted = SDIST_MIRROR.replace("toy-vendor-2.0.tar.gz", "x.tar.gz")
+        lock = make_lock(tmp_path, WHEEL_MIRROR, unlisted)
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
+    assert "did not answer with PEP 691 JSON" in caught.value.problem
+    assert "x.tar.gz is not listed" in caught.value.problem
+
+
+def test_missing_member_is_named(tmp_path: Path) -> None:
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR.replace("toy_mirror/toy.py", "toy_mirror/gone.py"))
+        with pytest.raises(InputError, match="has no file 'toy_mirror/gone.py'"):
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
+
+
+def test_registry_unreachable_is_offline(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ITM_PYPI_SIMPLE", refused_url() + "/simple")
+    lock = make_lock(tmp_path, WHEEL_MIRROR)
+    resolver = Resolver(lock, cache_dir=tmp_path / "cache", sources=("cache", "pypi"), net=FAST)
+    with pytest.raises(InputError, match="offline: connection refused"):
+        resolver.resolve(lock.pin("toy.helper"))
