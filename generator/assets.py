@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.fetch import fetch_verified
+from generator.sources.cache import BlobCache
+from generator.sources.excerpt import sha256_hex
+from generator.sources.fetch import FetchError, Http
 
 ASSETS_FILE = "sources/web-assets.toml"
 
@@ -50,11 +52,42 @@ def load_pins(root: Path) -> dict[str, PackagePin]:
     return pins
 
 
+def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
+    """The pinned tarball, from the content-addressed cache or the registry, checked by sha256."""
+    cache = BlobCache(cache_dir)
+    cached = cache.get(pin.sha256)
+    if cached is not None:
+        return cached
+    if offline:
+        raise InputError(
+            f"{pin.url} is not cached and the network is off (ITM_OFFLINE)",
+            file=ASSETS_FILE,
+            entry=pin.name,
+            fix="build once with the npm registry reachable, or unset ITM_OFFLINE",
+        )
+    try:
+        data = Http().get(pin.url)
+    except FetchError as error:
+        raise InputError(
+            f"cannot fetch {pin.url}: {error.reason}",
+            file=ASSETS_FILE,
+            entry=pin.name,
+            fix="check that the npm registry (registry.npmjs.org) is reachable",
+        ) from None
+    if sha256_hex(data) != pin.sha256:
+        raise InputError(
+            f"{pin.url} has sha256 {sha256_hex(data)}, the pin says {pin.sha256}",
+            file=ASSETS_FILE,
+            entry=pin.name,
+            fix="the tarball changed in transit or upstream: check the URL, then update the pin",
+        )
+    cache.put(data)
+    return data
+
+
 def package_files(pin: PackagePin, cache_dir: Path, *, offline: bool = False) -> dict[str, bytes]:
     """The pinned files of an npm package: {path relative to dist/: bytes}, sorted by path."""
-    tarball = fetch_verified(
-        pin.url, pin.sha256, cache_dir, offline=offline, what=f"{ASSETS_FILE} entry {pin.name!r}"
-    )
+    tarball = fetch_verified(pin, cache_dir, offline=offline)
     found: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
         for member in archive.getmembers():

@@ -72,10 +72,14 @@ def on_config(config):
 
 
 def on_files(files: Files, config) -> Files:
+    from generator.features import load_features
     from generator.pages import latex_tables
 
     site = STATE["site"]
     generated = {**site.generated, **latex_tables()}
+    for feature in load_features():
+        if hasattr(feature, "files"):
+            generated.update(feature.files(site))
     for path, content in sorted(generated.items()):
         files.append(File.generated(config, path, content=content))
     return files

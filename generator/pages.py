@@ -200,19 +200,15 @@ class PageMacros:
             "a box to see what it is; select it to open its page.</figcaption></figure>\n"
         )
 
-    def namespace(self) -> dict[str, Callable[[], str]]:
-        return {
-            name: getattr(self, name)
-            for name in (
-                "header",
-                "shapes",
-                "parameters",
-                "flops",
-                "code",
-                "sources",
-                "architecture_map",
-            )
-        }
+    def namespace(self) -> dict[str, Callable[..., str]]:
+        from generator.features import load_features
+
+        names = ("header", "shapes", "parameters", "flops", "code", "sources", "architecture_map")
+        found: dict[str, Callable[..., str]] = {name: getattr(self, name) for name in names}
+        for feature in load_features():
+            if hasattr(feature, "macros"):
+                found.update(feature.macros(self))
+        return found
 
 
 def table_path(key: str, kind: str, cfg: ModelConfig) -> str:
