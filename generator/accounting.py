@@ -1,0 +1,255 @@
+"""Exact parameter and FLOP accounting per component, as rows (label, formula, value).
+
+Pages, LaTeX tables and the `itm numbers` CLI all print these rows, so a number on the site is
+always the value of a formula shown next to it. Nothing here imports torch or numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.config import ModelConfig
+from generator.errors import InputError
+from generator.render.numbers import fmt_int, tex_int
+
+FLOP_CONVENTION: str = (
+    "FLOPs are counted for the forward pass, per token, for a sequence of n_ctx tokens. "
+    "One multiply-add counts as 2 FLOPs, so [m×k]·[k×n] costs 2·m·k·n. "
+    "Only matrix multiplications are counted: the four projections of each block, the attention "
+    "scores QKᵀ and the weighted sum A·V, and the unembedding. Scores and weighted sum are "
+    "counted over the full T×T grid, masked cells included (no causal saving), which is what "
+    "torch.utils.flop_counter.FlopCounterMode reports. Embedding lookups, bias additions, "
+    "residual additions, LayerNorm, GELU and softmax are elementwise and are not counted."
+)
+
+KAPLAN_NOTE: str = (
+    "Kaplan et al. (2020), Table 1: N ≈ 2·d_model·n_layer·(2·d_attn + d_ff) = 12·n_layer·d_model² "
+    "(weights of the block matrices only: no biases, LayerNorms or embeddings) and "
+    "C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn. Our exact count relates to it exactly: "
+    "ours = C_forward + 2·n_layer·n_ctx·d_attn + 2·d_model·n_vocab. The first extra term is "
+    "because we count both QKᵀ and A·V over the full T×T grid, where Kaplan's attention term is "
+    "half that; the second is the unembedding (Kaplan's de-embed row, left out of C_forward). "
+    "Kaplan's N differs from the exact non-embedding count by the biases and LayerNorm "
+    "parameters (13·n_layer·d_model + 2·d_model with biases), at most 1.25/d_model of N: "
+    "0.14% for GPT-2 small, 0.07% for GPT-2 XL."
+)
+
+COMPONENTS = (
+    "wte",
+    "wpe",
+    "embed",
+    "ln1",
+    "attention",
+    "ln2",
+    "mlp",
+    "block",
+    "lnf",
+    "unembed",
+    "model",
+)
+
+LABELS = {
+    "wte": "Token embedding",
+    "wpe": "Position embedding",
+    "embed": "Embedding sum",
+    "ln1": "LayerNorm ln_1",
+    "attention": "Masked multi-head self-attention",
+    "ln2": "LayerNorm ln_2",
+    "mlp": "MLP",
+    "block": "Transformer block",
+    "lnf": "Final LayerNorm ln_f",
+    "unembed": "Unembedding",
+    "model": "GPT-2 (whole model)",
+}
+
+PER_BLOCK = ("ln1", "attention", "ln2", "mlp", "block")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a table: a label and a sum of products whose value is the row's number."""
+
+    label: str  # "Fused Q, K, V projection"
+    terms: tuple[tuple[int, ...], ...]  # ((768, 2304), (2304,)) means 768 × 2,304 + 2,304
+
+    @property
+    def value(self) -> int:
+        return sum(math.prod(term) for term in self.terms)
+
+    def text(self) -> str:
+        """Plain text: "768 × 2,304 + 2,304"."""
+        return " + ".join(" × ".join(fmt_int(f) for f in term) for term in self.terms) or "0"
+
+    def tex(self) -> str:
+        """LaTeX (math mode): "768 \\times 2{,}304 + 2{,}304"."""
+        return " + ".join(" \\times ".join(tex_int(f) for f in term) for term in self.terms) or "0"
+
+
+def _check(component: str) -> None:
+    if component not in COMPONENTS:
+        raise InputError(
+            f"unknown component {component!r}",
+            entry=component,
+            fix=f"use one of: {', '.join(COMPONENTS)}",
+        )
+
+
+def _context(cfg: ModelConfig, n_ctx: int | None) -> int:
+    n_ctx = cfg.n_ctx if n_ctx is None else n_ctx
+    if not 1 <= n_ctx <= cfg.n_ctx:
+        raise InputError(
+            f"context length {n_ctx} is outside 1..{cfg.n_ctx} for {cfg.name}",
+            entry=str(n_ctx),
+            fix=f"pass a context between 1 and {cfg.n_ctx} (the rows of its position embedding)",
+        )
+    return n_ctx
+
+
+def _with_bias(cfg: ModelConfig, matrix: tuple[int, int]) -> tuple[tuple[int, ...], ...]:
+    """A projection's parameters: in × out, plus out when the model has biases."""
+    return (matrix, (matrix[1],)) if cfg.bias else (matrix,)
+
+
+def _prefixed(prefix: str, rows: list[Row]) -> list[Row]:
+    return [Row(f"{prefix} {row.label[0].lower()}{row.label[1:]}", row.terms) for row in rows]
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+
+def param_rows(cfg: ModelConfig, component: str, *, tied: bool = True) -> list[Row]:
+    """The learned tensors of one instance of `component`, one row each.
+
+    tied: the unembedding reuses wte (GPT-2) and adds no parameters; untied adds lm_head [d, V].
+    """
+    _check(component)
+    d, V = cfg.d_model, cfg.vocab_size
+    if component == "wte":
+        return [Row("Token embedding table wte", ((V, d),))]
+    if component == "wpe":
+        return [Row("Position embedding table wpe", ((cfg.n_ctx, d),))]
+    if component == "embed":
+        return []  # wte[ids] + wpe[:T] has no parameters of its own
+    if component in ("ln1", "ln2", "lnf"):
+        return [Row("Gain γ", ((d,),)), Row("Shift β", ((d,),))]
+    if component == "attention":
+        return [
+            Row("Fused Q, K, V projection", _with_bias(cfg, (d, 3 * d))),
+            Row("Attention output projection", _with_bias(cfg, (d, d))),
+        ]
+    if component == "mlp":
+        return [
+            Row("MLP expansion c_fc", _with_bias(cfg, (d, cfg.d_mlp))),
+            Row("MLP projection c_proj", _with_bias(cfg, (cfg.d_mlp, d))),
+        ]
+    if component == "block":
+        return (
+            _prefixed("ln_1", param_rows(cfg, "ln1"))
+            + param_rows(cfg, "attention")
+            + _prefixed("ln_2", param_rows(cfg, "ln2"))
+            + param_rows(cfg, "mlp")
+        )
+    if component == "unembed":
+        return [] if tied else [Row("Unembedding lm_head (untied)", ((d, V),))]
+    # model
+    rows = param_rows(cfg, "wte") + param_rows(cfg, "wpe")
+    rows.append(Row("Transformer blocks", ((params_per_instance(cfg, "block"), cfg.n_layer),)))
+    rows.append(Row("Final LayerNorm ln_f", ((d,), (d,))))
+    return rows + param_rows(cfg, "unembed", tied=tied)
+
+
+def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool = True) -> int:
+    return sum(row.value for row in param_rows(cfg, component, tied=tied))
+
+
+def instances(cfg: ModelConfig, component: str) -> int:
+    """How many copies the model has: n_layer for the parts of a block, 1 otherwise."""
+    _check(component)
+    return cfg.n_layer if component in PER_BLOCK else 1
+
+
+def params_total(cfg: ModelConfig, component: str, *, tied: bool = True) -> int:
+    return params_per_instance(cfg, component, tied=tied) * instances(cfg, component)
+
+
+# --- FLOPs ------------------------------------------------------------------------------------
+
+
+def flop_rows(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> list[Row]:
+    """Forward FLOPs per token of one instance of `component` (matmuls only, FLOP_CONVENTION).
+
+    n_ctx is the sequence length T (default: the model's context); only attention depends on it.
+    """
+    _check(component)
+    T = _context(cfg, n_ctx)
+    d, h, dh, V = cfg.d_model, cfg.n_head, cfg.d_head, cfg.vocab_size
+    if component in ("wte", "wpe", "embed", "ln1", "ln2", "lnf"):
+        return []  # lookups and elementwise work only
+    if component == "attention":
+        return [
+            Row("Fused Q, K, V projection", ((2, d, 3 * d),)),
+            Row("Scores QKᵀ, all heads", ((2, h, T, dh),)),
+            Row("Weighted sum A·V, all heads", ((2, h, T, dh),)),
+            Row("Attention output projection", ((2, d, d),)),
+        ]
+    if component == "mlp":
+        return [
+            Row("MLP expansion c_fc", ((2, d, cfg.d_mlp),)),
+            Row("MLP projection c_proj", ((2, cfg.d_mlp, d),)),
+        ]
+    if component == "block":
+        return flop_rows(cfg, "attention", T) + flop_rows(cfg, "mlp", T)
+    if component == "unembed":
+        return [Row("Logits x · wteᵀ", ((2, d, V),))]
+    # model
+    return [
+        Row("Transformer blocks", ((flops_per_token(cfg, "block", T), cfg.n_layer),)),
+        Row("Unembedding", ((2, d, V),)),
+    ]
+
+
+def flops_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
+    """Forward FLOPs per token of one instance (× instances() for the whole model's share)."""
+    return sum(row.value for row in flop_rows(cfg, component, n_ctx))
+
+
+def flops_total_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
+    return flops_per_token(cfg, component, n_ctx) * instances(cfg, component)
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+def kaplan_n(cfg: ModelConfig) -> int:
+    """Kaplan et al. (2020) Table 1: N ≈ 2·d_model·n_layer·(2·d_attn + d_ff)."""
+    return 2 * cfg.d_model * cfg.n_layer * (2 * cfg.d_attn + cfg.d_mlp)
+
+
+def kaplan_c_forward(cfg: ModelConfig, n_ctx: int | None = None) -> int:
+    """Kaplan et al. (2020) Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, per token."""
+    T = _context(cfg, n_ctx)
+    return 2 * kaplan_n(cfg) + 2 * cfg.n_layer * T * cfg.d_attn
+
+
+def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
+    """The headline numbers of one model at context n_ctx (default: its full context)."""
+    T = _context(cfg, n_ctx)
+    tied = params_total(cfg, "model")
+    embedding = params_total(cfg, "wte") + params_total(cfg, "wpe")
+    flops = flops_per_token(cfg, "model", T)
+    kaplan_c = kaplan_c_forward(cfg, T)
+    return {
+        "name": cfg.name,
+        "label": cfg.label,
+        "n_ctx": T,
+        "params_tied": tied,
+        "params_untied": params_total(cfg, "model", tied=False),
+        "embedding_params": embedding,  # wte + wpe
+        "non_embedding_params": tied - embedding,  # exact: blocks and ln_f, biases included
+        "kaplan_n": kaplan_n(cfg),
+        "kaplan_c_forward": kaplan_c,
+        "flops_per_token": flops,  # exact, FLOP_CONVENTION
+        "flops_minus_kaplan": flops - kaplan_c,  # = 2·n_layer·n_ctx·d_attn + 2·d_model·n_vocab
+        "flops_per_sequence": flops * T,
+    }

@@ -1,0 +1,195 @@
+"""`itm numbers`: print the parameter and FLOP tables of a GPT-2 size, for writers to cite.
+
+itm numbers --model gpt2-xl --context 1024
+itm numbers --model gpt2 --component attention --format tex
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from generator import accounting as acc
+from generator.accounting import Row
+from generator.config import CONFIGS, ModelConfig, get_config
+from generator.render.numbers import fmt_int, tex_int
+
+Cell = str | int | Row  # text, a number, or a formula (printed as its calculation)
+Table = tuple[str, list[str], list[list[Cell]]]  # (caption, header, rows)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "numbers",
+        help="print parameter and FLOP tables for a model size",
+        description="Exact parameter and forward-FLOP accounting, per component, for one model.",
+    )
+    parser.add_argument("--model", default="gpt2", help=f"one of: {', '.join(CONFIGS)}")
+    parser.add_argument(
+        "--context", type=int, default=None, help="sequence length T for FLOPs (default: n_ctx)"
+    )
+    parser.add_argument(
+        "--component", choices=acc.COMPONENTS, help="print the rows of this component only"
+    )
+    parser.add_argument("--format", choices=("text", "tex"), default="text")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = get_config(args.model)
+    n_ctx = cfg.n_ctx if args.context is None else args.context
+    acc.flop_rows(cfg, "attention", n_ctx)  # an unusable context fails before anything prints
+    print(tables_text(cfg, n_ctx, args.component, args.format))
+    return 0
+
+
+def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -> str:
+    """Everything `itm numbers` prints, as one string."""
+    if component:
+        tables = [detail(cfg, component, n_ctx)]
+    else:
+        shown = [
+            c for c in acc.COMPONENTS if acc.param_rows(cfg, c) or acc.flop_rows(cfg, c, n_ctx)
+        ]
+        tables = [overview(cfg, n_ctx)] + [detail(cfg, c, n_ctx) for c in shown]
+        tables.append(summary(cfg, n_ctx))
+    render = render_tex if fmt == "tex" else render_text
+    comment = "% " if fmt == "tex" else ""
+    parts = [comment + describe(cfg, n_ctx)]
+    parts += [render(table) for table in tables]
+    wrap = textwrap.TextWrapper(100, comment, comment, break_on_hyphens=False)
+    parts.append(wrap.fill(acc.FLOP_CONVENTION))
+    return "\n\n".join(parts)
+
+
+def describe(cfg: ModelConfig, n_ctx: int) -> str:
+    return (
+        f"{cfg.label} ({cfg.name}): {cfg.n_layer} blocks, {cfg.n_head} heads, "
+        f"d_model {fmt_int(cfg.d_model)}, d_head {cfg.d_head}, d_mlp {fmt_int(cfg.d_mlp)}, "
+        f"vocab {fmt_int(cfg.vocab_size)}, context {fmt_int(cfg.n_ctx)}; "
+        f"FLOPs at T = {fmt_int(n_ctx)}"
+    )
+
+
+def overview(cfg: ModelConfig, n_ctx: int) -> Table:
+    """One line per component: parameters and FLOPs per instance, instances, totals."""
+    header = [
+        "Component",
+        "Key",
+        "Params / instance",
+        "Instances",
+        "Params total",
+        "FLOPs / token / instance",
+        "FLOPs / token total",
+    ]
+    rows: list[list[Cell]] = [
+        [
+            acc.LABELS[c],
+            c,
+            acc.params_per_instance(cfg, c),
+            acc.instances(cfg, c),
+            acc.params_total(cfg, c),
+            acc.flops_per_token(cfg, c, n_ctx),
+            acc.flops_total_per_token(cfg, c, n_ctx),
+        ]
+        for c in acc.COMPONENTS
+    ]
+    return (f"{cfg.label}: components (lm_head tied to wte)", header, rows)
+
+
+def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
+    """The rows behind one component's numbers: parameters, then FLOPs per token."""
+    rows: list[list[Cell]] = []
+    for row in acc.param_rows(cfg, component):
+        rows.append(["parameters", row.label, row, row.value])
+    rows.append(["parameters", "Per-instance total", "", acc.params_per_instance(cfg, component)])
+    for row in acc.flop_rows(cfg, component, n_ctx):
+        rows.append(["FLOPs / token", row.label, row, row.value])
+    total = acc.flops_per_token(cfg, component, n_ctx)
+    rows.append(["FLOPs / token", "Per-instance total", "", total])
+    caption = f"{acc.LABELS[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
+    return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
+
+
+SUMMARY_LABELS = {
+    "params_tied": "Parameters (lm_head tied to wte, as GPT-2)",
+    "params_untied": "Parameters (untied lm_head)",
+    "embedding_params": "Embedding parameters (wte + wpe)",
+    "non_embedding_params": "Non-embedding parameters (exact)",
+    "kaplan_n": "Kaplan N = 12 · n_layer · d_model²",
+    "kaplan_c_forward": "Kaplan C_forward = 2N + 2 · n_layer · n_ctx · d_attn",
+    "flops_per_token": "Forward FLOPs / token (exact, matmuls)",
+    "flops_minus_kaplan": "Exact − Kaplan = 2 · n_layer · n_ctx · d_attn + 2 · d_model · n_vocab",
+    "flops_per_sequence": "Forward FLOPs / sequence of T tokens",
+}
+
+
+def summary(cfg: ModelConfig, n_ctx: int) -> Table:
+    s = acc.model_summary(cfg, n_ctx)
+    rows: list[list[Cell]] = [[label, s[key]] for key, label in SUMMARY_LABELS.items()]
+    return (f"{cfg.label}: summary at T = {fmt_int(n_ctx)}", ["Quantity", "Value"], rows)
+
+
+def render_text(table: Table) -> str:
+    caption, header, rows = table
+
+    def text(cell: Cell) -> str:
+        if isinstance(cell, Row):
+            return cell.text()
+        return fmt_int(cell) if isinstance(cell, int) else cell
+
+    cells = [header] + [[text(cell) for cell in row] for row in rows]
+    numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = [caption, "-" * len(caption)]
+    for n, row in enumerate(cells):
+        padded = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(row, widths, numeric, strict=True)
+        ]
+        lines.append("  ".join(padded).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+TEX_TEXT = (
+    ("\\", "\\textbackslash{}"),
+    ("_", "\\_"),
+    ("&", "\\&"),
+    ("%", "\\%"),
+    ("#", "\\#"),
+    ("x · wteᵀ", "$x\\,W_{te}^\\top$"),
+    ("QKᵀ", "$QK^\\top$"),
+    ("A·V", "$AV$"),
+    ("γ", "$\\gamma$"),
+    ("β", "$\\beta$"),
+    ("²", "$^2$"),
+    ("·", "$\\cdot$"),
+    ("−", "$-$"),
+)
+
+
+def tex_text(value: str) -> str:
+    """Plain label text made safe for LaTeX (specials escaped, Greek and symbols in math)."""
+    for plain, tex in TEX_TEXT:
+        value = value.replace(plain, tex)
+    return value
+
+
+def render_tex(table: Table) -> str:
+    caption, header, rows = table
+
+    def tex(cell: Cell) -> str:
+        if isinstance(cell, Row):
+            return f"${cell.tex()}$"
+        return f"${tex_int(cell)}$" if isinstance(cell, int) else tex_text(cell)
+
+    numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(header))]
+    spec = "".join("r" if num else "l" for num in numeric)
+    lines = [f"% {caption}", f"\\begin{{tabular}}{{{spec}}}", "\\hline"]
+    lines.append(" & ".join(tex_text(h) for h in header) + r" \\")
+    lines.append("\\hline")
+    lines += [" & ".join(tex(cell) for cell in row) + r" \\" for row in rows]
+    lines += ["\\hline", "\\end{tabular}"]
+    return "\n".join(lines)

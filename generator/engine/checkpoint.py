@@ -1,0 +1,221 @@
+"""Load GPT-2 weights from a safetensors file, checking every name, shape and dtype.
+
+Reads the format directly (8-byte little-endian header length, a JSON header, then raw
+little-endian tensor bytes), so the engine needs neither torch nor the safetensors package.
+Accepts the hub's names ("h.0.attn.c_attn.weight", "wte.weight") and those of transformers'
+GPT2LMHeadModel.state_dict() ("transformer.h.0..."); ignores the causal-mask buffers
+("h.N.attn.bias", "h.N.attn.masked_bias") and an "lm_head.weight" equal to wte (tied).
+Nothing is downloaded: the caller supplies the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from generator.config import ModelConfig
+from generator.engine.layers import Weights
+from generator.engine.weights import weight_shapes
+from generator.errors import InputError
+
+# safetensors dtype -> numpy dtype as stored (little-endian). BF16 is read as raw bits.
+FLOAT_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}
+OTHER_DTYPES = {
+    "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
+    "F8_E4M3": 1, "F8_E5M2": 1,
+}  # fmt: skip
+BUFFERS = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)$")  # causal-mask buffers, not weights
+PREFIX = "transformer."
+MAX_HEADER = 100 * 1024 * 1024
+
+
+def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
+    """Every tensor cfg needs, by hub name, as float32 (float64 if stored so).
+
+    Raises InputError naming the file, the tensor and the fix when the file is missing,
+    truncated or malformed, or a tensor is missing, unexpected, misshapen or not floating point.
+    """
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise InputError(
+            "checkpoint file not found",
+            file=where,
+            fix="pass the path of a local model.safetensors (the build never downloads weights)",
+        )
+    raw = path.read_bytes()
+    header, data = _split(raw, where)
+    tensors = _tensor_entries(header, where)
+
+    expected = weight_shapes(cfg)
+    found: dict[str, np.ndarray] = {}
+    lm_head: np.ndarray | None = None
+    for stored_name, entry in tensors.items():
+        name = stored_name.removeprefix(PREFIX)
+        if BUFFERS.match(name):
+            continue
+        if name != "lm_head.weight" and name not in expected:
+            raise InputError(
+                f"unexpected tensor: {cfg.name} ({cfg.label}) has no tensor {name!r}",
+                file=where,
+                entry=stored_name,
+                fix=_size_hint(tensors, cfg),
+            )
+        if name in found:
+            raise InputError(
+                "tensor stored twice (with and without the 'transformer.' prefix)",
+                file=where,
+                entry=stored_name,
+                fix="keep one copy of each tensor",
+            )
+        shape = tuple(entry["shape"])
+        want = expected.get(name, (cfg.vocab_size, cfg.d_model))
+        if shape != want:
+            raise InputError(
+                f"shape {list(shape)}, expected {list(want)} for {cfg.name} ({cfg.label})",
+                file=where,
+                entry=stored_name,
+                fix=_shape_hint(shape, want, tensors, cfg),
+            )
+        array = _read(entry, data, stored_name, where)
+        if name == "lm_head.weight":
+            lm_head = array
+        else:
+            found[name] = array
+
+    missing = [name for name in expected if name not in found]
+    if missing:
+        listed = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        raise InputError(
+            f"missing {len(missing)} tensor(s): {listed}",
+            file=where,
+            entry=missing[0],
+            fix=_size_hint(tensors, cfg),
+        )
+    if lm_head is not None and not np.array_equal(lm_head, found["wte.weight"]):
+        raise InputError(
+            "lm_head.weight differs from wte.weight; GPT-2 ties them and the engine uses wte",
+            file=where,
+            entry="lm_head.weight",
+            fix="use a checkpoint with tied embeddings (GPT-2's own are)",
+        )
+    return {name: found[name] for name in expected}
+
+
+def _split(raw: bytes, where: str) -> tuple[dict, memoryview]:
+    """The parsed JSON header and the data section that follows it."""
+    if len(raw) < 8:
+        raise InputError(
+            f"file is {len(raw)} bytes: too short to be safetensors (truncated?)",
+            file=where,
+            fix="re-save or re-download the checkpoint",
+        )
+    (n_header,) = struct.unpack("<Q", raw[:8])
+    if n_header > min(MAX_HEADER, len(raw) - 8):
+        raise InputError(
+            f"header claims {n_header:,} bytes but the file has {len(raw) - 8:,} after the length "
+            "(truncated, or not a safetensors file)",
+            file=where,
+            fix="re-save or re-download the checkpoint",
+        )
+    try:
+        header = json.loads(raw[8 : 8 + n_header].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(
+            f"header is not valid JSON ({error})",
+            file=where,
+            fix="re-save the checkpoint with safetensors",
+        ) from None
+    if not isinstance(header, dict):
+        raise InputError("header is not a JSON object", file=where, fix="re-save the checkpoint")
+    return header, memoryview(raw)[8 + n_header :]
+
+
+def _tensor_entries(header: dict, where: str) -> dict[str, dict]:
+    """Header entries other than __metadata__, each checked for dtype, shape and offsets."""
+    entries = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        ok = (
+            isinstance(entry, dict)
+            and isinstance(entry.get("dtype"), str)
+            and isinstance(entry.get("shape"), list)
+            and all(isinstance(n, int) and n >= 0 for n in entry["shape"])
+            and isinstance(entry.get("data_offsets"), list)
+            and len(entry["data_offsets"]) == 2
+            and all(isinstance(n, int) and n >= 0 for n in entry["data_offsets"])
+        )
+        if not ok:
+            raise InputError(
+                "malformed header entry (needs dtype, shape and data_offsets [begin, end])",
+                file=where,
+                entry=name,
+                fix="re-save the checkpoint with safetensors",
+            )
+        entries[name] = entry
+    return entries
+
+
+def _read(entry: dict, data: memoryview, name: str, where: str) -> np.ndarray:
+    """One tensor's bytes as a float array (float32, or float64 when stored as F64)."""
+    dtype = entry["dtype"]
+    if dtype not in FLOAT_DTYPES:
+        raise InputError(
+            f"dtype {dtype}; GPT-2 weights are floating point (F32 as the hub stores them; "
+            "F16, BF16 and F64 are accepted too)",
+            file=where,
+            entry=name,
+            fix="re-export the checkpoint with float weights, e.g. model.float().save_pretrained()",
+        )
+    begin, end = entry["data_offsets"]
+    stored = np.dtype(FLOAT_DTYPES[dtype])
+    n_bytes = int(np.prod(entry["shape"], dtype=np.int64)) * stored.itemsize
+    if end > len(data):
+        raise InputError(
+            f"needs bytes {begin:,}–{end:,} of the data section, which has only {len(data):,} "
+            "(the file is truncated)",
+            file=where,
+            entry=name,
+            fix="re-download or re-save the checkpoint; compare its size and sha256 with the pin",
+        )
+    if end - begin != n_bytes:
+        raise InputError(
+            f"data_offsets span {end - begin:,} bytes; {dtype} {entry['shape']} needs {n_bytes:,}",
+            file=where,
+            entry=name,
+            fix="re-save the checkpoint with safetensors",
+        )
+    array = np.frombuffer(data[begin:end], dtype=stored).reshape(entry["shape"])
+    if dtype == "BF16":  # bfloat16 is the top half of a float32
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    return array.astype(np.float64 if dtype == "F64" else np.float32)
+
+
+def _size_hint(tensors: dict[str, dict], cfg: ModelConfig) -> str:
+    """Suggest the model size whose layer count and width match the file."""
+    layers = {int(m.group(1)) for name in tensors if (m := re.search(r"\bh\.(\d+)\.", name))}
+    wte = tensors.get("wte.weight") or tensors.get(PREFIX + "wte.weight")
+    width = wte["shape"][-1] if wte and wte.get("shape") else None
+    found = f"the file has {len(layers)} block(s)" + (f" of width {width}" if width else "")
+    want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}"
+    if not cfg.bias:
+        want += ", without projection biases"
+    return f"pick the --model that matches the checkpoint ({found}; {want})"
+
+
+def _shape_hint(
+    shape: tuple[int, ...], want: tuple[int, ...], tensors: dict[str, dict], cfg: ModelConfig
+) -> str:
+    if len(shape) == 2 and shape[::-1] == want:
+        return (
+            "this is torch.nn.Linear's [out, in] layout; GPT-2's Conv1D stores [in, out]: "
+            "transpose the matrix"
+        )
+    return _size_hint(tensors, cfg)

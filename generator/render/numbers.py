@@ -1,0 +1,24 @@
+"""Number formatting shared by pages, LaTeX tables and the CLI."""
+
+from __future__ import annotations
+
+FLOP_UNITS = ((10**12, "TFLOPs"), (10**9, "GFLOPs"), (10**6, "MFLOPs"), (10**3, "kFLOPs"))
+
+
+def fmt_int(n: int) -> str:
+    """2362368 -> "2,362,368"."""
+    return f"{int(n):,}"
+
+
+def tex_int(n: int) -> str:
+    """2362368 -> "2{,}362{,}368" (braces keep LaTeX from spacing the commas as punctuation)."""
+    return fmt_int(n).replace(",", "{,}")
+
+
+def fmt_flops(n: float) -> str:
+    """A FLOP count for prose, one decimal in the largest fitting unit: 3538944 -> "3.5 MFLOPs"."""
+    for scale, unit in FLOP_UNITS:
+        value = round(n / scale, 1)
+        if abs(value) >= 1:  # 999,999,999 is "1.0 GFLOPs", not "1000.0 MFLOPs"
+            return f"{value:.1f} {unit}"
+    return f"{fmt_int(round(n))} FLOPs"

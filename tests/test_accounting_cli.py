@@ -1,0 +1,88 @@
+"""`itm numbers` and the number formatting it shares with the pages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator import accounting as acc
+from generator.cli import main
+from generator.config import CONFIGS
+from generator.render.numbers import fmt_flops, fmt_int, tex_int
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["numbers", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fmt_int_and_tex_int():
+    assert fmt_int(2362368) == "2,362,368"
+    assert tex_int(2362368) == "2{,}362{,}368"
+    assert fmt_int(0) == "0" and tex_int(768) == "768"
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (3_538_944, "3.5 MFLOPs"),
+        (1_179_648, "1.2 MFLOPs"),
+        (284_812_800, "284.8 MFLOPs"),
+        (3_424_515_200, "3.4 GFLOPs"),
+        (999_999_999, "1.0 GFLOPs"),
+        (1_500, "1.5 kFLOPs"),
+        (940, "940 FLOPs"),
+        (0, "0 FLOPs"),
+        (2.9e12, "2.9 TFLOPs"),
+    ],
+)
+def test_fmt_flops(n, text):
+    assert fmt_flops(n) == text
+
+
+@pytest.mark.slow
+def test_numbers_text_for_gpt2_xl_matches_transformers(capsys):
+    torch = pytest.importorskip("torch")
+    from transformers import GPT2LMHeadModel
+
+    from tests.engine_helpers import hf_config
+
+    code, out, err = run(capsys, "--model", "gpt2-xl", "--context", "1024")
+    assert code == 0 and err == ""
+    with torch.device("meta"):
+        model = GPT2LMHeadModel(hf_config(CONFIGS["gpt2-xl"]))
+    numel = sum(p.numel() for p in model.parameters())
+    line = next(line for line in out.splitlines() if line.startswith("Parameters (lm_head tied"))
+    assert line.split()[-1] == f"{numel:,}"
+    assert "GPT-2 XL (gpt2-xl): 48 blocks, 25 heads, d_model 1,600" in out
+    assert "One multiply-add counts as 2 FLOPs" in " ".join(out.split())
+    for component in acc.COMPONENTS:  # every component has a line in the overview
+        assert re.search(rf"^{re.escape(acc.LABELS[component])}\s+{component}\s", out, re.M)
+
+
+def test_numbers_tex_prints_tabulars(capsys):
+    code, out, _ = run(capsys, "--model", "gpt2", "--component", "attention", "--format", "tex")
+    assert code == 0
+    assert out.count("\\begin{tabular}") == out.count("\\end{tabular}") == 1
+    assert "$768 \\times 2{,}304 + 2{,}304$ & $1{,}771{,}776$ \\\\" in out
+    body = out.split("\\begin{tabular}")[1].split("\\end{tabular}")[0]
+    assert all(ord(ch) < 128 for ch in body), "non-ASCII inside the tabular"
+    for line in body.strip().splitlines()[2:]:
+        if line not in ("\\hline",):
+            assert line.count("&") == 3, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", "gpt3"], "unknown model 'gpt3'"),
+        (["--context", "2048"], "outside 1..1024"),
+        (["--context", "0"], "outside 1..1024"),
+    ],
+)
+def test_bad_input_exits_2_with_a_fix(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err and "fix:" in err
