@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +49,13 @@ def main() -> int:
 
     from generator import accounting as acc
     from generator.config import CONFIGS, SIZES, TOY
-    from generator.engine import forward, random_weights, toy_token_ids, toy_weights
+    from generator.engine import (
+        forward,
+        load_safetensors,
+        random_weights,
+        toy_token_ids,
+        toy_weights,
+    )
 
     def toy_trace():
         return forward(toy_weights(TOY), TOY, toy_token_ids(TOY))
@@ -74,6 +81,14 @@ def main() -> int:
         T = args.tokens
         weights, t = timed(lambda: random_weights(cfg, seed=0, dtype=np.float32))
         rows.append(("random GPT-2 small weights (float32)", f"{t:.2f} s"))
+        with tempfile.TemporaryDirectory() as tmp:
+            from safetensors.numpy import save_file
+
+            path = Path(tmp) / "model.safetensors"
+            save_file(weights, path)
+            _, t = timed(lambda: load_safetensors(path, cfg))
+            size = path.stat().st_size
+        rows.append((f"load_safetensors, GPT-2 small float32 ({size / 1e6:.0f} MB)", f"{t:.2f} s"))
         ids = np.random.default_rng(0).integers(0, cfg.vocab_size, size=T)
         trace, t_np = timed(lambda: forward(weights, cfg, ids, dtype=np.float32))
         rows.append((f"numpy float32 forward, {T} tokens, full trace", f"{t_np:.2f} s"))

@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.config import ModelConfig
 from generator.engine import STEPS, attention, forward, random_weights, step_lines
 from generator.engine.model import Trace
+from generator.errors import InputError
 
 
 @st.composite
@@ -180,3 +182,12 @@ def test_importing_the_engine_and_accounting_does_not_import_torch():
         env=env,
     )
     assert result.stdout.strip() == ""
+
+
+def test_bad_token_ids_are_input_errors():
+    cfg = ModelConfig("t", "t", n_layer=1, n_head=1, d_model=2, n_ctx=4, vocab_size=3)
+    weights = random_weights(cfg)
+    for ids in ([], [0, 1, 2, 0, 1], [3], [-1], [[0, 1]]):
+        with pytest.raises(InputError) as caught:
+            forward(weights, cfg, np.array(ids, dtype=np.int64))
+        assert caught.value.entry == "token_ids" and caught.value.fix

@@ -47,7 +47,9 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
             file=where,
             fix="pass the path of a local model.safetensors (the build never downloads weights)",
         )
-    raw = path.read_bytes()
+    size = path.stat().st_size
+    # Map the file instead of reading it: only the tensors' copies take memory.
+    raw = np.memmap(path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
     header, data = _split(raw, where)
     tensors = _tensor_entries(header, where)
 
@@ -108,7 +110,7 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
     return {name: found[name] for name in expected}
 
 
-def _split(raw: bytes, where: str) -> tuple[dict, memoryview]:
+def _split(raw: np.ndarray, where: str) -> tuple[dict, np.ndarray]:
     """The parsed JSON header and the data section that follows it."""
     if len(raw) < 8:
         raise InputError(
@@ -116,7 +118,7 @@ def _split(raw: bytes, where: str) -> tuple[dict, memoryview]:
             file=where,
             fix="re-save or re-download the checkpoint",
         )
-    (n_header,) = struct.unpack("<Q", raw[:8])
+    (n_header,) = struct.unpack("<Q", raw[:8].tobytes())
     if n_header > min(MAX_HEADER, len(raw) - 8):
         raise InputError(
             f"header claims {n_header:,} bytes but the file has {len(raw) - 8:,} after the length "
@@ -125,7 +127,7 @@ def _split(raw: bytes, where: str) -> tuple[dict, memoryview]:
             fix="re-save or re-download the checkpoint",
         )
     try:
-        header = json.loads(raw[8 : 8 + n_header].decode("utf-8"))
+        header = json.loads(raw[8 : 8 + n_header].tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(
             f"header is not valid JSON ({error})",
@@ -134,7 +136,7 @@ def _split(raw: bytes, where: str) -> tuple[dict, memoryview]:
         ) from None
     if not isinstance(header, dict):
         raise InputError("header is not a JSON object", file=where, fix="re-save the checkpoint")
-    return header, memoryview(raw)[8 + n_header :]
+    return header, raw[8 + n_header :]
 
 
 def _tensor_entries(header: dict, where: str) -> dict[str, dict]:
@@ -163,7 +165,7 @@ def _tensor_entries(header: dict, where: str) -> dict[str, dict]:
     return entries
 
 
-def _read(entry: dict, data: memoryview, name: str, where: str) -> np.ndarray:
+def _read(entry: dict, data: np.ndarray, name: str, where: str) -> np.ndarray:
     """One tensor's bytes as a float array (float32, or float64 when stored as F64)."""
     dtype = entry["dtype"]
     if dtype not in FLOAT_DTYPES:
@@ -192,10 +194,10 @@ def _read(entry: dict, data: memoryview, name: str, where: str) -> np.ndarray:
             entry=name,
             fix="re-save the checkpoint with safetensors",
         )
-    array = np.frombuffer(data[begin:end], dtype=stored).reshape(entry["shape"])
+    array = data[begin:end].view(stored).reshape(entry["shape"])  # a view into the file
     if dtype == "BF16":  # bfloat16 is the top half of a float32
         return (array.astype(np.uint32) << 16).view(np.float32)
-    return array.astype(np.float64 if dtype == "F64" else np.float32)
+    return np.array(array, dtype=np.float64 if dtype == "F64" else np.float32)  # a copy
 
 
 def _size_hint(tensors: dict[str, dict], cfg: ModelConfig) -> str:

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from generator.config import ModelConfig
+from generator.errors import InputError
 
 Weights = dict[str, np.ndarray]
 StepTrace = dict[str, np.ndarray]
@@ -84,10 +85,17 @@ def sub_weights(w: Weights, prefix: str) -> Weights:
 
 
 def check_config(cfg: ModelConfig, token_ids: np.ndarray) -> None:
-    """Token ids must be a 1-D sequence of valid ids no longer than the context."""
+    """Token ids must be a 1-D sequence of valid ids, no longer than the context."""
+    problem = None
     if token_ids.ndim != 1:
-        raise ValueError(f"token_ids must be 1-D [T], got shape {token_ids.shape}")
-    if not 1 <= token_ids.shape[0] <= cfg.n_ctx:
-        raise ValueError(f"{token_ids.shape[0]} tokens; {cfg.name} takes 1 to {cfg.n_ctx}")
-    if token_ids.min() < 0 or token_ids.max() >= cfg.vocab_size:
-        raise ValueError(f"token ids must be in [0, {cfg.vocab_size})")
+        problem = f"token ids must be one sequence [T], got shape {list(token_ids.shape)}"
+    elif not 1 <= token_ids.shape[0] <= cfg.n_ctx:
+        problem = f"{token_ids.shape[0]} tokens; {cfg.name} reads 1 to {cfg.n_ctx}"
+    elif token_ids.min() < 0 or token_ids.max() >= cfg.vocab_size:
+        problem = f"token ids outside [0, {cfg.vocab_size}) for {cfg.name}"
+    if problem:
+        raise InputError(
+            problem,
+            entry="token_ids",
+            fix=f"pass 1 to {cfg.n_ctx} ids, each in [0, {cfg.vocab_size})",
+        )
