@@ -73,10 +73,11 @@ def on_config(config):
 
 def on_files(files: Files, config) -> Files:
     from generator.features import load_features
+    from generator.figures import figure_files
     from generator.pages import latex_tables
 
     site = STATE["site"]
-    generated = {**site.generated, **latex_tables()}
+    generated = {**site.generated, **latex_tables(), **figure_files()}
     for feature in load_features():
         if hasattr(feature, "files"):
             generated.update(feature.files(site))

@@ -21,6 +21,14 @@ from generator.render.numbers import fmt_int, tex_int
 from generator.render.tables import latex_tabular, markdown_table
 from generator.site import Site
 
+NO_PARAMS = {
+    "embed": "No parameters of its own: it adds two vectors that the embeddings already hold.",
+    "unembed": (
+        "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
+        "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
+        "again as wte (see the table below)."
+    ),
+}
 PARAM_HEAD = ("Component", "Calculation", "Parameters")
 FLOP_HEAD = ("Operation", "Calculation", "FLOPs per token")
 
@@ -34,7 +42,8 @@ def size_tabs(render: Callable[[ModelConfig], str]) -> str:
     return "\n".join(tabs)
 
 
-def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig) -> str:
+def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig, glossary: str | None = None) -> str:
+    """ "[B batch, T positions, 768 d]": sizes from the config, symbols linked to the glossary."""
     fields = {
         "d_model": fmt_int(cfg.d_model),
         "d_mlp": fmt_int(cfg.d_mlp),
@@ -43,7 +52,15 @@ def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig) -> str:
         "n_head": fmt_int(cfg.n_head),
         "d_head": fmt_int(cfg.d_head),
     }
-    return "[" + ", ".join(d.format(**fields) for d in tensor_dims) + "]"
+    from generator.glossary import SYMBOLS
+
+    def word(w: str) -> str:
+        if glossary and w in SYMBOLS:
+            return f'<a class="itm-sym" href="{glossary}#sym-{SYMBOLS[w].anchor}">{w}</a>'
+        return w
+
+    parts = [" ".join(word(w) for w in d.format(**fields).split(" ")) for d in tensor_dims]
+    return "[" + ", ".join(parts) + "]"
 
 
 class PageMacros:
@@ -118,8 +135,9 @@ class PageMacros:
         c = self._component()
 
         def render(cfg: ModelConfig) -> str:
-            lines = [f"- in: ${t.symbol}$ {dims(t.dims, cfg)}" for t in c.inputs]
-            lines += [f"- out: ${t.symbol}$ {dims(t.dims, cfg)}" for t in c.outputs]
+            glossary = self.url_for("glossary.md")
+            lines = [f"- in: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.inputs]
+            lines += [f"- out: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.outputs]
             per = accounting.params_per_instance(cfg, c.key)
             count = accounting.instances(cfg, c.key)
             params = f'- parameters: <span data-q="params.per_instance">{fmt_int(per)}</span>'
@@ -138,6 +156,8 @@ class PageMacros:
 
         def render(cfg: ModelConfig) -> str:
             rows = accounting.param_rows(cfg, c.key)
+            if not rows:
+                return f"{NO_PARAMS.get(c.key, 'No parameters of its own.')}\n"
             per = sum(r.value for r in rows)
             count = accounting.instances(cfg, c.key)
             table = markdown_table(
@@ -167,6 +187,11 @@ class PageMacros:
 
         def render(cfg: ModelConfig) -> str:
             rows = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
+            if not rows:
+                return (
+                    "No matrix multiplications: a lookup or an elementwise step, so it counts "
+                    "0 FLOPs under the convention below.\n"
+                )
             table = markdown_table(
                 rows, head=FLOP_HEAD, total_label="Per-instance total", quantity="flops.per_token"
             )
@@ -184,12 +209,194 @@ class PageMacros:
     def sources(self) -> str:
         """ "Direct evidence" cards: a claim, where it stands, the pinned revision, the excerpt."""
         c = self._component()
+        sources_page = self.url_for("sources.md")
         return "\n".join(
-            code_render.evidence_card(self._excerpt(s.excerpt), s.claim) for s in c.sources
+            code_render.evidence_card(
+                self._excerpt(s.excerpt),
+                s.claim,
+                sources_url=f"{sources_page}#{excerpt_anchor(s.excerpt)}" if sources_page else None,
+            )
+            for s in c.sources
         )
 
     def _tex_link(self, key: str, kind: str, cfg: ModelConfig) -> str:
-        return "../" * self.src_path.count("/") + table_path(key, kind, cfg)
+        return self._doc(table_path(key, kind, cfg))
+
+    def differences(self) -> str:
+        """Where openai/gpt-2 and transformers differ, for this component, with both excerpts."""
+        from generator.differences import for_page, gelu_gap
+
+        c = self._component()
+        blocks = []
+        for diff in for_page(c.key):
+            text = (
+                diff.text.replace("{gelu_gap}", gelu_gap())
+                if "{gelu_gap}" in diff.text
+                else diff.text
+            )
+            code = code_render.code_tabs(
+                [self._excerpt(i) for i in diff.excerpts], prefix=f"diff-{diff.key}"
+            )
+            blocks.append(f"### {diff.title} {{ #diff-{diff.key} }}\n\n{text}\n\n{code}\n")
+        return "\n".join(blocks)
+
+    def go_deeper(self) -> str:
+        """Neighbours in forward order, the walkthrough, the cited sources, the notation."""
+        from generator.components import pages_in_order
+
+        c = self._component()
+        order = pages_in_order()
+        here = next(i for i, other in enumerate(order) if other.page == c.page)
+        items = []
+        if here > 0:
+            prev = order[here - 1]
+            items.append(f"- Previous in the forward pass: [{prev.title}]({self._doc(prev.page)})")
+        if here + 1 < len(order):
+            nxt = order[here + 1]
+            items.append(f"- Next in the forward pass: [{nxt.title}]({self._doc(nxt.page)})")
+        if c.walkthrough and self.url_for(c.walkthrough):
+            items.append(
+                f"- Step through it at toy scale: [the {c.short.lower()} walkthrough]"
+                f"({self._doc(c.walkthrough)})"
+            )
+        cited = dict.fromkeys([*c.code, *(s.excerpt for s in c.sources)])
+        links = ", ".join(f"[{i}]({self._doc('sources.md')}#{excerpt_anchor(i)})" for i in cited)
+        items.append(f"- The pinned sources this page cites: {links}")
+        items.append(f"- Notation: [glossary of symbols]({self._doc('glossary.md')})")
+        items.append(f"- Back to the [architecture map]({self._doc('index.md')})")
+        return "\n".join(items) + "\n"
+
+    def figure(self, name: str, alt: str) -> str:
+        """A generated figure per size (Material tabs), from generator/figures.py."""
+        from generator.figures import figure_path
+
+        return size_tabs(
+            lambda cfg: f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))})\n"
+        )
+
+    def _doc(self, docs_path: str) -> str:
+        """A Markdown link target from this page to another docs path (validated by MkDocs)."""
+        return "../" * self.src_path.count("/") + docs_path
+
+    def glossary(self) -> str:
+        """The notation table: symbol, meaning, and its value in each GPT-2 size."""
+        from generator.glossary import SYMBOLS
+
+        sizes = [CONFIGS[name] for name in SIZES]
+        head = (
+            "<tr><th>Symbol</th><th>Meaning</th>"
+            + "".join(f"<th>{html.escape(cfg.label)}</th>" for cfg in sizes)
+            + "</tr>"
+        )
+        rows = []
+        for sym in SYMBOLS.values():
+            values = "".join(
+                f'<td class="itm-num">{fmt_int(sym.value(cfg)) if sym.value else "—"}</td>'
+                for cfg in sizes
+            )
+            rows.append(
+                f'<tr id="sym-{sym.anchor}"><td><span class="arithmatex">\\({sym.tex}\\)</span>'
+                f"</td><td>{html.escape(sym.meaning)}</td>{values}</tr>"
+            )
+        return (
+            f'<table class="itm-glossary">\n<thead>{head}</thead>\n<tbody>\n'
+            + "\n".join(rows)
+            + "\n</tbody></table>\n"
+        )
+
+    def model_numbers(self) -> str:
+        """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""
+
+        def render(cfg: ModelConfig) -> str:
+            m = accounting.model_summary(cfg)
+            rows = [
+                (
+                    "Parameters (GPT-2 ties wte and the unembedding)",
+                    m["params_tied"],
+                    "params.model",
+                ),
+                ("Parameters if the unembedding were untied", m["params_untied"], "params.untied"),
+                ("Embedding parameters (wte + wpe)", m["embedding_params"], "params.embedding"),
+                (
+                    "Non-embedding parameters, exact",
+                    m["non_embedding_params"],
+                    "params.non_embedding",
+                ),
+                (
+                    "Kaplan et al.'s N = 12·L·d² (block weights only)",
+                    m["kaplan_n"],
+                    "params.kaplan_n",
+                ),
+                (
+                    f"Forward FLOPs per token at T = {fmt_int(cfg.n_ctx)}, exact",
+                    m["flops_per_token"],
+                    "flops.model",
+                ),
+                (
+                    "Kaplan et al.'s C_forward ≈ 2N + 2·L·n_ctx·d",
+                    m["kaplan_c_forward"],
+                    "flops.kaplan",
+                ),
+            ]
+            lines = ["| Quantity | Value |", "| :-- | --: |"]
+            lines += [
+                f'| {label} | <span data-q="{q}">{fmt_int(v)}</span> |' for label, v, q in rows
+            ]
+            return "\n".join(lines) + "\n"
+
+        return size_tabs(render) + f"\n{accounting.KAPLAN_NOTE}\n"
+
+    def sources_index(self) -> str:
+        """Every pinned repo and excerpt: revision, license, lines, permalink, evidence, citation."""
+        from generator.sources import EVIDENCE_LEVELS
+
+        by_repo: dict[str, list] = {}
+        for excerpt in sorted(
+            self.site.excerpts.values(), key=lambda e: (e.repo.name, e.first_line, e.id)
+        ):
+            by_repo.setdefault(excerpt.repo.name, []).append(excerpt)
+        used = pages_citing()
+        parts = []
+        for repo_name, excerpts in by_repo.items():
+            repo = excerpts[0].repo
+            parts.append(
+                f"## {repo_name}\n\n"
+                f"- Repository: <{repo.url}>\n"
+                f"- Pinned revision: `{repo.short}` (full: `{repo.commit}`)\n"
+                f"- License: {repo.license}\n"
+                f"- Excerpts: {len(excerpts)}\n"
+            )
+            for ex in excerpts:
+                anchor = excerpt_anchor(ex.id)
+                pages = (
+                    ", ".join(
+                        f"[{BY_KEY[key].title}]({self._doc(BY_KEY[key].page)})"
+                        for key in used.get(ex.id, [])
+                    )
+                    or "not cited by a component page"
+                )
+                level = EVIDENCE_LEVELS.get(ex.evidence_level, ex.evidence_level)
+                body = code_render.excerpt_blocks(ex, "idx")
+                parts.append(
+                    f"### `{ex.id}` {{ #{anchor} }}\n\n"
+                    f"`{ex.path}` · {code_render.span_label(ex)} · [permalink]({ex.permalink}) · "
+                    f"{ex.repo.license}\n\n"
+                    f"- Evidence: **{ex.evidence_level}**: {level}\n"
+                    f"- How this text was confirmed: {ex.evidence}\n"
+                    f"- sha256 of the excerpt text: `{ex.sha256}`\n"
+                    f"- Cited on: {pages}\n\n"
+                    f'??? quote "Excerpt"\n\n{textwrap.indent(body, "    ")}\n\n'
+                    f'??? note "Cite this excerpt"\n\n{textwrap.indent(citation(ex), "    ")}\n'
+                )
+        return "\n".join(parts)
+
+    def flop_convention(self) -> str:
+        return accounting.FLOP_CONVENTION
+
+    def evidence_levels(self) -> str:
+        from generator.sources import EVIDENCE_LEVELS
+
+        return "\n".join(f"- **{level}**: {text}" for level, text in EVIDENCE_LEVELS.items()) + "\n"
 
     def architecture_map(self) -> str:
         """The whole-model diagram, every box a link to its component page."""
@@ -203,12 +410,71 @@ class PageMacros:
     def namespace(self) -> dict[str, Callable[..., str]]:
         from generator.features import load_features
 
-        names = ("header", "shapes", "parameters", "flops", "code", "sources", "architecture_map")
+        names = (
+            "header",
+            "shapes",
+            "parameters",
+            "flops",
+            "code",
+            "sources",
+            "differences",
+            "go_deeper",
+            "figure",
+            "architecture_map",
+            "sources_index",
+            "glossary",
+            "model_numbers",
+            "flop_convention",
+            "evidence_levels",
+        )
         found: dict[str, Callable[..., str]] = {name: getattr(self, name) for name in names}
         for feature in load_features():
             if hasattr(feature, "macros"):
                 found.update(feature.macros(self))
         return found
+
+
+def pages_citing() -> dict[str, list[str]]:
+    """excerpt id -> component keys whose page cites it (code tabs, evidence, differences)."""
+    from generator.components import pages_in_order
+    from generator.differences import for_page
+
+    used: dict[str, list[str]] = {}
+    for c in pages_in_order():
+        ids = [*c.code, *(s.excerpt for s in c.sources)]
+        ids += [i for d in for_page(c.key) for i in d.excerpts]
+        if c.call_site:
+            ids.append(c.call_site)
+        for excerpt_id in dict.fromkeys(ids):
+            used.setdefault(excerpt_id, []).append(c.key)
+    return used
+
+
+def citation(ex) -> str:
+    """Plain-text and BibTeX citations of one pinned excerpt (Markdown, for a details block)."""
+    lines = code_render.span_label(ex)
+    owner, name = ex.repo.name.split("/")
+    key = f"{name}-{ex.repo.short[:7]}-{ex.id}".replace(".", "-")
+    plain = (
+        f"{ex.repo.name}, {ex.path}, {lines}, at commit {ex.repo.commit}. "
+        f"{ex.permalink} (excerpt sha256 {ex.sha256[:16]}…)"
+    )
+    bibtex = "\n".join(
+        [
+            f"@misc{{{key},",
+            f"  author       = {{{owner}}},",
+            f"  title        = {{{{{ex.repo.name}}}: {ex.path}, {lines}}},",
+            f"  howpublished = {{\\url{{{ex.permalink}}}}},",
+            f"  note         = {{Commit {ex.repo.commit}; excerpt sha256 {ex.sha256}}},",
+            "}",
+        ]
+    )
+    return f"Plain text:\n\n```text\n{plain}\n```\n\nBibTeX:\n\n```bibtex\n{bibtex}\n```\n"
+
+
+def excerpt_anchor(excerpt_id: str) -> str:
+    """The stable anchor of an excerpt on the Sources page: "gpt2.attn" -> "ex-gpt2-attn"."""
+    return "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt_id)
 
 
 def table_path(key: str, kind: str, cfg: ModelConfig) -> str:

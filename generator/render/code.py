@@ -54,11 +54,12 @@ def excerpt_blocks(excerpt: ExcerptLike, prefix: str) -> str:
     return "\n".join(parts)
 
 
-def code_tabs(excerpts: list[ExcerptLike]) -> str:
-    """Material content tabs, one per excerpt, titled like "model.py 69–112"."""
+def code_tabs(excerpts: list[ExcerptLike], prefix: str = "code") -> str:
+    """Material content tabs, one per excerpt, titled like "model.py 69–112".
+    `prefix` keeps fence ids unique when a page shows the same excerpt twice."""
     tabs = []
     for excerpt in excerpts:
-        body = excerpt_blocks(excerpt, "code")
+        body = excerpt_blocks(excerpt, prefix)
         caption = (
             f"[{excerpt.repo.name} · {excerpt.path}]({excerpt.permalink}) · "
             f"{excerpt.repo.license}\n{{: .itm-code-caption }}\n"

@@ -1,0 +1,161 @@
+"""Figures a reader would rather look at than read: deterministic matplotlib SVGs per model size.
+
+Every value plotted comes from generator.accounting. SVGs are byte-identical across builds:
+a fixed hash salt, no date, text kept as text (small files, selectable labels).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from generator import accounting
+from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.render.numbers import fmt_int
+
+FIGURES = ("params", "flops-context")
+
+
+def figure_path(name: str, cfg: ModelConfig) -> str:
+    return f"figures/{name}-{cfg.name}.svg"
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "svg.hashsalt": "inside-the-model",
+            "svg.fonttype": "none",
+            "font.size": 10,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
+    return plt
+
+
+def _svg(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def param_breakdown(cfg: ModelConfig) -> list[tuple[str, int]]:
+    """Where the whole model's parameters live: (label, count), largest groups first."""
+    ln = sum(accounting.params_total(cfg, key) for key in ("ln1", "ln2", "lnf"))
+    parts = [
+        ("Token embedding wte", accounting.params_total(cfg, "wte")),
+        ("Position embedding wpe", accounting.params_total(cfg, "wpe")),
+        (f"Attention × {cfg.n_layer}", accounting.params_total(cfg, "attention")),
+        (f"MLP × {cfg.n_layer}", accounting.params_total(cfg, "mlp")),
+        ("LayerNorms (ln_1, ln_2, ln_f)", ln),
+    ]
+    assert sum(v for _, v in parts) == accounting.params_total(cfg, "model")
+    return parts
+
+
+def params_figure(cfg: ModelConfig) -> bytes:
+    plt = _pyplot()
+    parts = param_breakdown(cfg)
+    total = accounting.params_total(cfg, "model")
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    labels = [label for label, _ in parts][::-1]
+    values = [value for _, value in parts][::-1]
+    bars = ax.barh(labels, values, color="#3f51b5")
+    for bar, value in zip(bars, values, strict=True):
+        ax.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f"  {fmt_int(value)} ({100 * value / total:.1f}%)",
+            va="center",
+        )
+    ax.set_xlabel("parameters")
+    ax.set_title(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
+    ax.set_xlim(0, max(values) * 1.45)
+    ax.ticklabel_format(axis="x", style="plain")
+    ax.xaxis.set_major_formatter(lambda x, _: fmt_int(int(x)))
+    svg = _svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def attention_crossover(cfg: ModelConfig) -> int:
+    """The smallest context T at which attention's T×T work (scores and weighted sum) costs more
+    per token than its four projections; found by search over the accounting rows."""
+
+    wide = dataclasses.replace(cfg, n_ctx=1 << 20)  # a hypothetical, longer wpe
+
+    def grid_and_projections(T: int) -> tuple[int, int]:
+        rows = accounting.flop_rows(wide, "attention", T)
+        grid = sum(r.value for r in rows if "QKᵀ" in r.label or "A·V" in r.label)
+        return grid, sum(r.value for r in rows) - grid
+
+    lo, hi = 1, 1
+    while grid_and_projections(hi)[0] <= grid_and_projections(hi)[1]:
+        hi *= 2
+    while lo < hi:  # first T with grid > projections
+        mid = (lo + hi) // 2
+        grid, proj = grid_and_projections(mid)
+        lo, hi = (mid + 1, hi) if grid <= proj else (lo, mid)
+    return lo
+
+
+def flops_context_figure(cfg: ModelConfig) -> bytes:
+    plt = _pyplot()
+    contexts = [2**k for k in range(6, 16)]  # 64 … 32,768 tokens
+    series: dict[str, list[int]] = {
+        "Q, K, V and output projections": [],
+        "MLP": [],
+        "Scores and weighted sum (T×T)": [],
+    }
+    wide = dataclasses.replace(cfg, n_ctx=contexts[-1])  # past n_ctx: as if wpe had more rows
+    for T in contexts:
+        rows = accounting.flop_rows(wide, "attention", T)
+        grid = sum(r.value for r in rows if "QKᵀ" in r.label or "A·V" in r.label)
+        series["Q, K, V and output projections"].append(sum(r.value for r in rows) - grid)
+        series["Scores and weighted sum (T×T)"].append(grid)
+        series["MLP"].append(accounting.flops_per_token(wide, "mlp", T))
+    crossover = attention_crossover(cfg)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for (label, values), style in zip(series.items(), ("-o", "-s", "-^"), strict=True):
+        ax.plot(contexts, values, style, label=label, markersize=4)
+    ax.axvspan(cfg.n_ctx, contexts[-1], color="#000", alpha=0.05, linewidth=0)
+    ax.text(
+        cfg.n_ctx,
+        ax.get_ylim()[1],
+        f" beyond n_ctx = {fmt_int(cfg.n_ctx)}:\n as if wpe had more rows",
+        va="top",
+        color="#555",
+        fontsize=8,
+    )
+    ax.axvline(crossover, color="#c62828", linestyle="--", linewidth=1)
+    ax.text(
+        crossover,
+        ax.get_ylim()[0],
+        f" T×T work passes the projections at T = {fmt_int(crossover)}",
+        va="bottom",
+        color="#c62828",
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("context length T (tokens)")
+    ax.set_ylabel("forward FLOPs per token, one block")
+    ax.set_title(f"{cfg.label}: what one block costs per token as the context grows")
+    ax.legend(frameon=False, fontsize=9)
+    svg = _svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def figure_files() -> dict[str, bytes]:
+    """All figures for all sizes, by site path."""
+    files: dict[str, bytes] = {}
+    for name in SIZES:
+        cfg = CONFIGS[name]
+        files[figure_path("params", cfg)] = params_figure(cfg)
+        files[figure_path("flops-context", cfg)] = flops_context_figure(cfg)
+    return files
