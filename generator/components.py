@@ -330,17 +330,19 @@ COMPONENTS: tuple[Component, ...] = (
     Component(
         key="model",
         title="The whole model",
-        short="GPT-2",
+        short="Whole model",
         kicker="Model",
         role="Token ids in, a probability for every possible next token out, at every position.",
         page="components/model.md",
         learned=True,
         formula=(
-            r"P = \operatorname{softmax}\big({\htmlData{light=lnf}{\operatorname{LN}_f}}"
-            r"({\htmlData{light=block}{\operatorname{Block}}}^{L}"
-            r"({\htmlData{light=wte}{W_{\mathrm{te}}[x]}} + "
-            r"{\htmlData{light=wpe}{W_{\mathrm{pe}}[0{:}T]}}))\,"
-            r"{\htmlData{light=unembed}{W_{\mathrm{te}}^{\top}}}\big)"
+            r"\begin{aligned} {\htmlData{light=embed}{H_0}} &= "
+            r"{\htmlData{light=wte}{W_{\mathrm{te}}[x]}} + "
+            r"{\htmlData{light=wpe}{W_{\mathrm{pe}}[0{:}T]}} \\ "
+            r"{\htmlData{light=model}{P}} &= \operatorname{softmax}\big("
+            r"{\htmlData{light=lnf}{\operatorname{LN}_f}}"
+            r"({\htmlData{light=block}{\operatorname{Block}}}^{L}(H_0))\,"
+            r"{\htmlData{light=unembed}{W_{\mathrm{te}}^{\top}}}\big) \end{aligned}"
         ),
         inputs=(Tensor("x", TOKEN_IDS),),
         outputs=(Tensor("P", LOGITS),),

@@ -58,6 +58,11 @@ def param_breakdown(cfg: ModelConfig) -> list[tuple[str, int]]:
     return parts
 
 
+def percent(part: int, whole: int) -> str:
+    share = 100 * part / whole
+    return f"{share:.1f}%" if share >= 1 else f"{share:.2f}%"
+
+
 def params_figure(cfg: ModelConfig) -> bytes:
     plt = _pyplot()
     parts = param_breakdown(cfg)
@@ -70,14 +75,13 @@ def params_figure(cfg: ModelConfig) -> bytes:
         ax.text(
             bar.get_width(),
             bar.get_y() + bar.get_height() / 2,
-            f"  {fmt_int(value)} ({100 * value / total:.1f}%)",
+            f"  {fmt_int(value)} ({percent(value, total)})",
             va="center",
         )
     ax.set_xlabel("parameters")
     ax.set_title(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
     ax.set_xlim(0, max(values) * 1.45)
-    ax.ticklabel_format(axis="x", style="plain")
-    ax.xaxis.set_major_formatter(lambda x, _: fmt_int(int(x)))
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1e6:g}M")
     svg = _svg(fig)
     plt.close(fig)
     return svg

@@ -19,6 +19,11 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
+# Use the generator that sits next to this mkdocs.yml, even if another copy is installed.
+_PROJECT = str(Path(__file__).resolve().parent.parent)
+if _PROJECT not in sys.path:
+    sys.path.insert(0, _PROJECT)
+
 STATE: dict = {"command": None, "failed": False, "site_dir": None, "staging": None, "site": None}
 
 

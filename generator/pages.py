@@ -299,9 +299,9 @@ class PageMacros:
                 f"</td><td>{html.escape(sym.meaning)}</td>{values}</tr>"
             )
         return (
-            f'<table class="itm-glossary">\n<thead>{head}</thead>\n<tbody>\n'
+            f'<div class="itm-scroll"><table class="itm-glossary">\n<thead>{head}</thead>\n<tbody>\n'
             + "\n".join(rows)
-            + "\n</tbody></table>\n"
+            + "\n</tbody></table></div>\n"
         )
 
     def model_numbers(self) -> str:

@@ -7,21 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.site_helpers import CHROMIUM_FLAGS, chromium_path, mkdocs_build, serve
+from tests.site_helpers import CHROMIUM_FLAGS, chromium_path, free_port, mkdocs_build, serve
+
+# Material's instant navigation only follows links listed in sitemap.xml, whose host and port
+# come from site_url: build for the address the tests will serve the site at.
+TEST_PORT = free_port()
+TEST_SITE_URL = f"http://127.0.0.1:{TEST_PORT}/"
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built once per test session with the standard `mkdocs build`."""
     site_dir = tmp_path_factory.mktemp("built") / "site"
-    result = mkdocs_build(site_dir)
+    result = mkdocs_build(site_dir, SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
     return site_dir
 
 
 @pytest.fixture(scope="session")
 def site_url(built_site: Path) -> Iterator[str]:
-    with serve(built_site) as url:
+    with serve(built_site, TEST_PORT) as url:
         yield url
 
 

@@ -70,11 +70,19 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve `directory` on 127.0.0.1 (a free port); yields the base URL ending in '/'."""
+def serve(directory: Path, port: int = 0) -> Iterator[str]:
+    """Serve `directory` on 127.0.0.1 (a free port unless given); yields the base URL ending in '/'."""
     handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

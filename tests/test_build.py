@@ -14,8 +14,10 @@ pytestmark = pytest.mark.slow
 
 
 def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path: Path) -> None:
+    from tests.conftest import TEST_SITE_URL
+
     second = tmp_path / "site"
-    result = mkdocs_build(second)
+    result = mkdocs_build(second, SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, result.stderr
     first_digest, second_digest = tree_digest(built_site), tree_digest(second)
     assert first_digest.keys() == second_digest.keys()

@@ -34,6 +34,7 @@ BOXES = (
     Box("mlp", 150, 338, 180, 36),
     Box("lnf", 20, 448, 120, 32),
     Box("unembed", 20, 504, 120, 34),
+    Box("model", 200, 504, 130, 34),
 )
 ADDS = {"embed": 104, "attn_add": 262, "mlp_add": 392}  # y of each ⊕ on the stream
 BLOCK_FRAME = (8, 136, 336, 280)  # x, y, w, h
@@ -129,7 +130,7 @@ def architecture_svg(
         _node(
             "block",
             f"Block × {n_layer}",
-            _place(fx + fw - 140, fy + 4, 134, 24),
+            _place(fx + fw - 140, fy + fh - 28, 134, 24),
             link("block"),
             current == "block",
             " itm-map__box--frame",

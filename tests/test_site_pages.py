@@ -1,0 +1,282 @@
+"""Every component page, as built: reachable from the map, numbers equal to transformers' own
+counts for every size, excerpts equal to the pinned lock, and no number typed into docs/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+from generator.sources import load_lock, resolve_all
+from tests.site_helpers import ROOT
+
+SIZES = {
+    "GPT-2 small": "gpt2",
+    "GPT-2 medium": "gpt2-medium",
+    "GPT-2 large": "gpt2-large",
+    "GPT-2 XL": "gpt2-xl",
+}
+
+
+def nav_pages() -> list[str]:
+    """Every docs path listed in mkdocs.yml's nav."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)["nav"]
+    found: list[str] = []
+
+    def walk(item: object) -> None:
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            for child in item:
+                walk(child)
+        elif isinstance(item, dict):
+            for child in item.values():
+                walk(child)
+
+    walk(nav)
+    return found
+
+
+def built_html(site: Path, docs_path: str) -> Path:
+    stem = docs_path.removesuffix(".md")
+    return site / ("index.html" if stem == "index" else f"{stem}/index.html")
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def internal_links(site: Path, page: Path) -> set[Path]:
+    """Built pages this page links to (inside article and the map), as files."""
+    base = "/" + str(page.relative_to(site)).replace("\\", "/")
+    targets = set()
+    for a in soup(page).select("article a[href], .itm-map a[href]"):
+        href = a["href"]
+        if urlsplit(href).scheme or href.startswith("#"):
+            continue
+        path = urlsplit(urljoin(base, href)).path
+        target = site / path.lstrip("/")
+        if target.is_dir() or path.endswith("/"):
+            target = target / "index.html"
+        if target.suffix == ".html":
+            targets.add(target)
+    return targets
+
+
+def test_every_nav_page_is_reachable_from_the_map(built_site: Path) -> None:
+    home = built_site / "index.html"
+    seen, frontier = {home}, [home]
+    while frontier:
+        page = frontier.pop()
+        for target in internal_links(built_site, page):
+            if target not in seen and target.exists():
+                seen.add(target)
+                frontier.append(target)
+    missing = [p for p in nav_pages() if built_html(built_site, p) not in seen]
+    assert missing == []
+
+
+def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:
+    """All hrefs in the built pages (raw HTML included, which MkDocs does not validate)."""
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in built_site.rglob("*.html"):
+        base = "/" + str(page.relative_to(built_site))
+        for a in soup(page).select("a[href]"):
+            parts = urlsplit(urljoin(base, a["href"]))
+            if parts.scheme or parts.netloc:
+                continue
+            target = built_site / parts.path.lstrip("/")
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(built_site)} -> {a['href']}")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = {el["id"] for el in soup(target).select("[id]")}
+                if parts.fragment not in ids[target]:
+                    broken.append(f"{page.relative_to(built_site)} -> {a['href']} (no anchor)")
+    assert broken == []
+
+
+# -- numbers against transformers ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hf_models() -> dict[str, object]:
+    """Transformers GPT-2 models of all four sizes on the meta device (no memory, no download)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from generator.config import CONFIGS
+
+    models = {}
+    for name in SIZES.values():
+        cfg = CONFIGS[name]
+        hf_config = transformers.GPT2Config(
+            n_layer=cfg.n_layer,
+            n_head=cfg.n_head,
+            n_embd=cfg.d_model,
+            n_positions=cfg.n_ctx,
+            vocab_size=cfg.vocab_size,
+        )
+        with torch.device("meta"):
+            models[name] = transformers.GPT2LMHeadModel(hf_config)
+    return models
+
+
+def numel(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def expected_counts(model) -> dict[str, tuple[int, int]]:
+    """component page -> (per-instance parameters, instances) from the transformers modules."""
+    t = model.transformer
+    block = t.h[0]
+    n_layer = len(t.h)
+    return {
+        "components/token-embedding": (numel(t.wte), 1),
+        "components/position-embedding": (numel(t.wpe), 1),
+        "components/layernorm": (numel(block.ln_1), n_layer),
+        "components/attention": (numel(block.attn), n_layer),
+        "components/mlp": (numel(block.mlp), n_layer),
+        "components/block": (numel(block), n_layer),
+        "components/final-layernorm": (numel(t.ln_f), 1),
+        "components/model": (numel(model), 1),  # parameters() counts the tied lm_head once
+    }
+
+
+def tab_blocks(container) -> dict[str, object]:
+    """{tab label: its content block} for one Material tabbed set."""
+    labels = [label.get_text().strip() for label in container.select(".tabbed-labels > label")]
+    blocks = container.select(":scope > .tabbed-content > .tabbed-block")
+    return dict(zip(labels, blocks, strict=True))
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", "").strip())
+
+
+def test_page_numbers_equal_transformers_numel_for_every_size(built_site: Path, hf_models) -> None:
+    for name_label, name in SIZES.items():
+        for page, (per, count) in expected_counts(hf_models[name]).items():
+            html = soup(built_site / page / "index.html")
+            shapes = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))[name_label]
+            shown = number(shapes.select_one('[data-q="params.per_instance"]').get_text())
+            assert shown == per, (page, name)
+            total = shapes.select_one('[data-q="params.total"]')
+            assert (number(total.get_text()) if total else per) == per * count, (page, name)
+            table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+            table = tab_blocks(table_set)[name_label]
+            assert number(table.select_one('[data-q="params.table_total"]').get_text()) == per
+
+
+def test_whole_model_numbers_for_every_size(built_site: Path, hf_models) -> None:
+    transformers = pytest.importorskip("transformers")
+    html = soup(built_site / "components/model/index.html")
+    numbers = tab_blocks(html.find("h2", id="numbers").find_next("div", class_="tabbed-set"))
+    for label, name in SIZES.items():
+        model = hf_models[name]
+        untied_config = transformers.GPT2Config(
+            **{**model.config.to_dict(), "tie_word_embeddings": False}
+        )
+        import torch
+
+        with torch.device("meta"):
+            untied = transformers.GPT2LMHeadModel(untied_config)
+        block = numbers[label]
+        assert number(block.select_one('[data-q="params.model"]').get_text()) == numel(model)
+        assert number(block.select_one('[data-q="params.untied"]').get_text()) == numel(untied)
+        embedding = numel(model.transformer.wte) + numel(model.transformer.wpe)
+        assert number(block.select_one('[data-q="params.embedding"]').get_text()) == embedding
+
+
+def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path) -> None:
+    html = soup(built_site / "components/unembedding/index.html")
+    shapes = html.select_one(".itm-shapes .tabbed-block")
+    assert number(shapes.select_one('[data-q="params.per_instance"]').get_text()) == 0
+    assert "ties the unembedding to the token embedding" in html.get_text()
+
+
+# -- excerpts against the lock ---------------------------------------------------------------
+
+
+def test_every_code_block_is_a_pinned_excerpt(built_site: Path) -> None:
+    """Each numbered block on a component page is one run of a lock excerpt, text and numbers."""
+    from generator.render.code import fence_id
+
+    excerpts = resolve_all(
+        load_lock(ROOT / "sources" / "lock.toml"), cache_dir=ROOT / ".cache", offline=True
+    )
+    runs = {}
+    for excerpt in excerpts.values():
+        for first, text in excerpt.blocks:
+            runs[fence_id("X", excerpt.id, first).removeprefix("X-")] = text.rstrip("\n").split(
+                "\n"
+            )
+    checked = 0
+    for page in (built_site / "components").rglob("index.html"):
+        for block in soup(page).select("div.highlight[id]"):
+            matches = [key for key in runs if block["id"].endswith(f"-{key}")]
+            assert matches, f"{page}: {block['id']} is not a pinned excerpt"
+            rest = max(matches, key=len)
+            code = block.select_one("td.code").get_text().rstrip("\n").split("\n")
+            assert code == runs[rest], block["id"]
+            first = int(rest.rsplit("-", 1)[1])
+            numbers = [int(n.get_text()) for n in block.select("td.linenos span.normal")]
+            assert numbers == list(range(first, first + len(code)))
+            checked += 1
+    assert checked > 20
+
+
+# -- no typed numbers --------------------------------------------------------------------------
+
+
+def computed_numbers() -> set[int]:
+    """Every integer the engine and accounting can produce for the four sizes (≥ 10)."""
+    from generator import accounting
+    from generator.config import CONFIGS
+
+    values: set[int] = set()
+    for name in SIZES.values():
+        cfg = CONFIGS[name]
+        values |= {
+            cfg.n_layer,
+            cfg.n_head,
+            cfg.d_model,
+            cfg.n_ctx,
+            cfg.vocab_size,
+            cfg.d_head,
+            cfg.d_mlp,
+        }
+        for component in accounting.COMPONENTS:
+            rows = accounting.param_rows(cfg, component) + accounting.flop_rows(cfg, component)
+            for row in rows:
+                values.add(row.value)
+                values |= {factor for term in row.terms for factor in term}
+            values.add(accounting.params_total(cfg, component))
+        values |= {v for v in accounting.model_summary(cfg).values() if isinstance(v, int)}
+    return {v for v in values if v >= 10}
+
+
+def test_docs_type_no_number_the_engine_computes() -> None:
+    computed = computed_numbers()
+    offenders = []
+    for page in (ROOT / "docs").rglob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        text = re.sub(r"```.*?```", "", text, flags=re.S)  # fenced code is not prose
+        text = re.sub(r"\{\{.*?\}\}", "", text, flags=re.S)  # macro calls are where numbers go
+        for match in re.finditer(r"(?<![\w.])\d[\d,]*(?![\w])", text):
+            value = int(match.group().replace(",", "").rstrip(",") or 0)
+            if value in computed:
+                offenders.append(f"{page.relative_to(ROOT)}: {match.group()}")
+    assert offenders == []
