@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
+import os
+from pathlib import Path
 
 from generator import accounting
 from generator.config import CONFIGS, SIZES, ModelConfig
@@ -40,7 +43,7 @@ def _pyplot():
 
 def _svg(fig) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
 
 
@@ -67,7 +70,7 @@ def params_figure(cfg: ModelConfig) -> bytes:
     plt = _pyplot()
     parts = param_breakdown(cfg)
     total = accounting.params_total(cfg, "model")
-    fig, ax = plt.subplots(figsize=(7, 2.8))
+    fig, ax = plt.subplots(figsize=(7.5, 2.8), layout="constrained")
     labels = [label for label, _ in parts][::-1]
     values = [value for _, value in parts][::-1]
     bars = ax.barh(labels, values, color="#3f51b5")
@@ -124,7 +127,7 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
         series["Scores and weighted sum (T×T)"].append(grid)
         series["MLP"].append(accounting.flops_per_token(wide, "mlp", T))
     crossover = attention_crossover(cfg)
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
     for (label, values), style in zip(series.items(), ("-o", "-s", "-^"), strict=True):
         ax.plot(contexts, values, style, label=label, markersize=4)
     ax.axvspan(cfg.n_ctx, contexts[-1], color="#000", alpha=0.05, linewidth=0)
@@ -155,11 +158,48 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
     return svg
 
 
-def figure_files() -> dict[str, bytes]:
-    """All figures for all sizes, by site path."""
+def render_all() -> dict[str, bytes]:
+    """All figures for all sizes, by site path (about a second each: matplotlib)."""
     files: dict[str, bytes] = {}
     for name in SIZES:
         cfg = CONFIGS[name]
         files[figure_path("params", cfg)] = params_figure(cfg)
         files[figure_path("flops-context", cfg)] = flops_context_figure(cfg)
+    return files
+
+
+def inputs_key() -> str:
+    """A hash of everything the figures depend on: this code, the accounting, the configs and
+    matplotlib's version. Same key, same bytes."""
+    import hashlib
+    from importlib.metadata import version
+
+    from generator import config
+
+    digest = hashlib.sha256()
+    for module in (__file__, accounting.__file__, config.__file__):
+        digest.update(Path(module).read_bytes())
+    digest.update(version("matplotlib").encode())
+    return digest.hexdigest()
+
+
+def figure_files(cache_dir: Path | None = None) -> dict[str, bytes]:
+    """The figures, from the cache when their inputs have not changed, else rendered and cached."""
+    if cache_dir is None:
+        return render_all()
+    from generator.sources.cache import BlobCache
+
+    blobs = BlobCache(cache_dir)
+    index = cache_dir / "figures" / f"{inputs_key()}.json"
+    if index.exists():
+        paths = json.loads(index.read_text())
+        cached = {path: blobs.get(sha) for path, sha in paths.items()}
+        if all(data is not None for data in cached.values()):
+            return cached  # type: ignore[return-value]
+    files = render_all()
+    paths = {path: blobs.put(data) for path, data in files.items()}
+    index.parent.mkdir(parents=True, exist_ok=True)
+    tmp = index.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(paths, sort_keys=True))
+    os.replace(tmp, index)
     return files

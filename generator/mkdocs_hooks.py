@@ -82,7 +82,7 @@ def on_files(files: Files, config) -> Files:
     from generator.pages import latex_tables
 
     site = STATE["site"]
-    generated = {**site.generated, **latex_tables(), **figure_files()}
+    generated = {**site.generated, **latex_tables(), **figure_files(site.cache_dir)}
     for feature in load_features():
         if hasattr(feature, "files"):
             generated.update(feature.files(site))

@@ -24,6 +24,7 @@ def offline_requested() -> bool:
 @dataclass
 class Site:
     root: Path
+    cache_dir: Path
     excerpts: dict  # excerpt id -> generator.sources.Excerpt
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
 
@@ -41,7 +42,7 @@ class Site:
             load_pins(root)["katex"], cache_dir, offline=offline
         ).items():
             generated[f"assets/katex/{relative}"] = data
-        return cls(root=root, excerpts=excerpts, generated=generated)
+        return cls(root=root, cache_dir=cache_dir, excerpts=excerpts, generated=generated)
 
     def excerpt(self, excerpt_id: str, *, used_by: str):
         from generator.errors import InputError
