@@ -19,10 +19,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.utils import get_relative_url
 
-# Use the generator that sits next to this mkdocs.yml, even if another copy is installed.
 _PROJECT = str(Path(__file__).resolve().parent.parent)
-if _PROJECT not in sys.path:
-    sys.path.insert(0, _PROJECT)
 
 STATE: dict = {"command": None, "failed": False, "site_dir": None, "staging": None, "site": None}
 
@@ -53,10 +50,14 @@ def on_startup(command: str, dirty: bool) -> None:
 def on_config(config):
     root = _root(config)
     os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(root))
-    if STATE["command"] == "serve":
-        # `serve` reloads the config on every change: re-import the generator so edits show up.
-        for name in [m for m in sys.modules if m == "generator" or m.startswith("generator.")]:
-            del sys.modules[name]
+    # Import the generator that sits next to this mkdocs.yml, even if another copy is installed
+    # (MkDocs restores sys.path after loading a hook file, so this is done here, at call time).
+    # `serve` loads this file afresh on every rebuild: drop the old generator modules so edits
+    # show up (a plain build has not imported them yet, so this removes nothing).
+    if sys.path[0] != _PROJECT:
+        sys.path.insert(0, _PROJECT)
+    for name in [m for m in sys.modules if m == "generator" or m.startswith("generator.")]:
+        del sys.modules[name]
     from generator.errors import InputError
     from generator.site import Site
 
@@ -77,15 +78,19 @@ def on_config(config):
 
 
 def on_files(files: Files, config) -> Files:
+    from generator.errors import InputError
     from generator.features import load_features
     from generator.figures import figure_files
     from generator.pages import latex_tables
 
     site = STATE["site"]
     generated = {**site.generated, **latex_tables(), **figure_files(site.cache_dir)}
-    for feature in load_features():
-        if hasattr(feature, "files"):
-            generated.update(feature.files(site))
+    try:
+        for feature in load_features():
+            if hasattr(feature, "files"):
+                generated.update(feature.files(site))
+    except InputError as error:
+        raise PluginError(f"Inside the Model: {error}") from None
     for path, content in sorted(generated.items()):
         files.append(File.generated(config, path, content=content))
     return files

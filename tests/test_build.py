@@ -58,3 +58,53 @@ def test_a_pin_whose_hash_does_not_match_stops_the_build_and_keeps_the_old_site(
     assert "gpt2.attn" in message  # the pin, by id
     assert re.search(r"fix:", message)
     assert tree_digest(site) == before  # the previous site/ is intact
+
+
+def test_serve_regenerates_when_the_generator_changes(tmp_path: Path) -> None:
+    """`mkdocs serve` watches generator/ and sources/ and re-imports the generator on rebuild."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.site_helpers import build_env, free_port
+
+    project = project_copy(tmp_path)
+    port = free_port()
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [str(mkdocs), "serve", "-a", f"127.0.0.1:{port}"],
+            cwd=project,
+            env=build_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/components/mlp/"
+
+    def page() -> str:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+
+    def wait_for(predicate, what: str) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if predicate():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"timed out waiting for {what}:\n{log.read_text()}")
+
+    try:
+        wait_for(lambda: "Transforms each token on its own" in page(), "the first build")
+        registry = project / "generator" / "components.py"
+        registry.write_text(
+            registry.read_text().replace("Transforms each token", "Transforms every token")
+        )
+        wait_for(lambda: "Transforms every token on its own" in page(), "the rebuild")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
