@@ -1,0 +1,335 @@
+/* Inside the Model: the attention walkthrough widget (docs/walkthrough/attention.md).
+   The page is complete without it: every step and its grids are rendered at build time.
+   This script turns the steps into a stepper (list, buttons, arrow keys, #step-N in the URL),
+   redraws the grids for the selected head from the build's JSON, breaks the selected row down
+   in a side panel, switches toy values for GPT-2 sizes, and lights the engine's code lines of
+   the current step. Keep fmt(), cellColour() and blend() in step with generator/walkthrough/grids.py.
+   Subscribed once to Material's document$, so it survives instant navigation; each widget is
+   set up once (data-wt-ready). */
+(function () {
+  "use strict";
+  if (window.itmWalkthroughLoaded) return; // re-run by instant navigation: already subscribed
+  window.itmWalkthroughLoaded = true;
+
+  var POSITIVE = [33, 102, 172], NEGATIVE = [178, 24, 43], STRENGTH = 0.6;
+
+  /* -- formatting, shared with the build ------------------------------------------------- */
+  function fmt(v) {
+    if (v === null) return "\u2212\u221e";
+    var text = v.toFixed(2);
+    if (text === "-0.00") text = "0.00";
+    return text.replace("-", "\u2212");
+  }
+  function hex(rgb) {
+    return "#" + rgb.map(function (c) { return ("0" + c.toString(16)).slice(-2); }).join("");
+  }
+  function mix(colour, amount) {
+    return hex(colour.map(function (c) { return Math.floor(255 + (c - 255) * amount + 0.5); }));
+  }
+  function cellColour(v, scale) {
+    var strength = scale > 0 ? STRENGTH * Math.min(1, Math.abs(v) / scale) : 0;
+    return mix(v >= 0 ? POSITIVE : NEGATIVE, strength);
+  }
+  function blend(weights, colours) {
+    var rgb = [0, 0, 0];
+    weights.forEach(function (w, j) {
+      for (var i = 0; i < 3; i++) rgb[i] += w * parseInt(colours[j].substr(1 + 2 * i, 2), 16);
+    });
+    return hex(rgb.map(function (c) { return Math.min(255, Math.floor(c + 0.5)); }));
+  }
+  function esc(text) {
+    return String(text).replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+
+  /* -- grids ------------------------------------------------------------------------------ */
+  function matrixOf(data, key, head) {
+    return data.per_head.indexOf(key) >= 0 ? data.trace[key][head] : data.trace[key];
+  }
+  function columnLabels(data, key, n) {
+    var kind = data.matrices[key].columns, dh = data.config.d_head, out = [];
+    for (var c = 0; c < n; c++) {
+      if (kind === "tokens") out.push([data.tokens[c], "key token " + data.tokens[c]]);
+      else if (kind === "head-dims") {
+        var h = Math.floor(c / dh) + 1, k = (c % dh) + 1;
+        out.push(["h" + h + "\u00b7" + k, "head " + h + ", column " + k]);
+      } else out.push([String(c + 1), "column " + (c + 1)]);
+    }
+    return out;
+  }
+  function chip(data, i) {
+    return '<span class="itm-wt-tok"><span class="itm-wt-dot" style="background:' +
+      data.colours[i] + '" aria-hidden="true"></span>' + esc(data.tokens[i]) + "</span>";
+  }
+  function table(data, key, head, selected) {
+    var m = matrixOf(data, key, head), meta = data.matrices[key];
+    var masked = data.trace.masked[head], cols = columnLabels(data, key, m[0].length);
+    var scale = 0, blended = key === "heads";
+    m.forEach(function (row) { row.forEach(function (v) {
+      if (v !== null) scale = Math.max(scale, Math.abs(v)); }); });
+    var where = data.per_head.indexOf(key) >= 0 ? "head " + (head + 1) : "all heads";
+    var html = '<table class="itm-wt-grid" data-matrix="' + key + '" data-head="' + head + '">' +
+      '<caption><span class="itm-wt-grid__sym">' + esc(meta.symbol) + "</span> " +
+      esc(meta.caption) + " \u00b7 " + where + " \u00b7 [" + m.length + " \u00d7 " +
+      m[0].length + ']</caption><thead><tr><td class="itm-wt-grid__corner"></td>';
+    cols.forEach(function (c) {
+      html += '<th scope="col" aria-label="' + esc(c[1]) + '">' + esc(c[0]) + "</th>";
+    });
+    if (blended) html += '<th scope="col">colour</th>';
+    html += "</tr></thead><tbody>";
+    m.forEach(function (row, i) {
+      var sel = i === selected;
+      html += '<tr data-row="' + i + '"' + (sel ? ' class="is-selected"' : "") +
+        '><th scope="row"><button type="button" class="itm-wt-rowbtn" aria-pressed="' + sel +
+        '" aria-label="Break down row ' + esc(data.tokens[i]) + '">' + chip(data, i) +
+        "</button></th>";
+      row.forEach(function (v, j) {
+        var isMasked = meta.masked && masked[i][j] === null;
+        var text = isMasked && v === 0 ? "0" : fmt(v);
+        var label = "row " + data.tokens[i] + ", " + cols[j][1] + ": " + text;
+        html += "<td" + (isMasked ? ' class="is-masked"' :
+          ' style="background:' + cellColour(v, scale) + '"') +
+          (v === null ? "" : ' data-v="' + v + '"') + ' aria-label="' + esc(label) + '">' +
+          text + "</td>";
+      });
+      if (blended) {
+        html += '<td class="itm-wt-blend"><span class="itm-wt-swatch" style="background:' +
+          blend(data.trace.weights[head][i], data.colours) +
+          '" role="img" aria-label="colour blend of row ' + esc(data.tokens[i]) + '"></span></td>';
+      }
+      html += "</tr>";
+    });
+    return html + "</tbody></table>";
+  }
+
+  /* -- the row panel: one row of the current step, broken down ---------------------------- */
+  function vector(values, cls) {
+    return '<span class="itm-wt-vec' + (cls ? " " + cls : "") + '">' + values.map(function (v) {
+      return '<span data-v="' + v + '">' + fmt(v) + "</span>";
+    }).join("") + "</span>";
+  }
+  function rowsTable(head, rows, foot) {
+    return '<table class="itm-wt-ptable"><thead><tr>' + head.map(function (h) {
+      return '<th scope="col">' + h + "</th>";
+    }).join("") + "</tr></thead><tbody>" + rows.join("") + "</tbody>" +
+      (foot ? "<tfoot>" + foot + "</tfoot>" : "") + "</table>";
+  }
+  function panel(s) {
+    var d = s.data, h = s.head, i = s.row, key = d.steps[s.step - 1].key, t = d.trace;
+    var n = d.tokens.length, root = Math.sqrt(d.config.d_head), out = "";
+    var title = "<h3>Row " + (i + 1) + ": " + chip(d, i) + "</h3>";
+    function each(fn) { var rows = []; for (var j = 0; j < n; j++) rows.push(fn(j)); return rows; }
+    function tok(j) { return '<th scope="row">' + chip(d, j) + "</th>"; }
+    if (key === "projections") {
+      out = "<p>This token's row of X (after ln_1), times head " + (h + 1) +
+        "'s columns of W<sub>Q</sub>, W<sub>K</sub> and W<sub>V</sub>:</p>" +
+        "<p>x = " + vector(d.x[i]) + "</p><p>q = " + vector(t.q[h][i]) + "</p><p>k = " +
+        vector(t.k[h][i]) + "</p><p>v = " + vector(t.v[h][i]) + "</p>";
+    } else if (key === "scores") {
+      out = "<p>Each score is the dot product of this query, q = " + vector(t.q[h][i]) +
+        ", with one token's key.</p>" + rowsTable(["key", "q \u00b7 k", "score"], each(function (j) {
+          var terms = t.q[h][i].map(function (q, c) { return fmt(q) + "\u00d7" + fmt(t.k[h][j][c]); });
+          return "<tr>" + tok(j) + "<td>" + terms.join(" + ") + "</td><td data-v=\"" +
+            t.scores[h][i][j] + '">' + fmt(t.scores[h][i][j]) + "</td></tr>";
+        }));
+    } else if (key === "scale") {
+      out = "<p>Every score is divided by \u221a" + d.config.d_head + " = " + root + ".</p>" +
+        rowsTable(["key", "score", "\u00f7 " + root], each(function (j) {
+          return "<tr>" + tok(j) + "<td>" + fmt(t.scores[h][i][j]) + "</td><td data-v=\"" +
+            t.scaled[h][i][j] + '">' + fmt(t.scaled[h][i][j]) + "</td></tr>";
+        }));
+    } else if (key === "causal-mask") {
+      out = "<p>Row " + (i + 1) + " keeps keys 1 to " + (i + 1) + "; later keys become \u2212\u221e.</p>" +
+        rowsTable(["key", "scaled", "masked"], each(function (j) {
+          return "<tr>" + tok(j) + "<td>" + fmt(t.scaled[h][i][j]) + "</td><td>" +
+            (j > i ? "\u2212\u221e (j > i)" : fmt(t.masked[h][i][j])) + "</td></tr>";
+        }));
+    } else if (key === "softmax") {
+      var exps = t.masked[h][i].map(function (m) { return m === null ? 0 : Math.exp(m); });
+      var sum = exps.reduce(function (a, b) { return a + b; }, 0);
+      out = "<p>exp of each masked score, divided by their sum; e<sup>\u2212\u221e</sup> = 0.</p>" +
+        rowsTable(["key", "score", "exp", "weight"], each(function (j) {
+          return "<tr>" + tok(j) + "<td>" + fmt(t.masked[h][i][j]) + "</td><td>" +
+            (exps[j] === 0 ? "0" : fmt(exps[j])) + '</td><td data-v="' + exps[j] / sum + '">' +
+            (exps[j] === 0 ? "0" : fmt(exps[j] / sum)) + "</td></tr>";
+        }), '<tr><th scope="row">sum</th><td></td><td class="itm-wt-sum" data-v="' + sum + '">' +
+          fmt(sum) + "</td><td>" + fmt(1) + "</td></tr>");
+    } else if (key === "weighted-sum") {
+      var w = t.weights[h][i], total = t.v[h][0].map(function () { return 0; });
+      var rows = [];
+      for (var j = 0; j <= i; j++) {
+        var part = t.v[h][j].map(function (v, c) { total[c] += w[j] * v; return w[j] * v; });
+        rows.push("<tr>" + tok(j) + "<td>" + fmt(w[j]) + "</td><td>" + vector(t.v[h][j]) +
+          "</td><td>" + vector(part) + "</td></tr>");
+      }
+      out = "<p>Each visible token's value row, times its weight, summed. Tokens after this one " +
+        "have weight 0.</p>" + rowsTable(["token", "weight", "value v", "weight \u00d7 v"], rows,
+          '<tr><th scope="row">sum</th><td><span class="itm-wt-swatch" role="img" ' +
+          'aria-label="colour blend" style="background:' + blend(w, d.colours) +
+          '"></span></td><td colspan="2">' + vector(total, "itm-wt-result") + "</td></tr>") +
+        "<p>The swatch is the tokens' colours blended with the same weights.</p>";
+    } else {
+      out = "<p>The heads' output rows side by side, multiplied by W<sub>O</sub>:</p><p>" +
+        vector(t.merged[i]) + "</p><p>\u2192 " + vector(t.projected[i], "itm-wt-result") +
+        "</p><p>This row is then added to the token's residual stream.</p>";
+    }
+    return title + out;
+  }
+
+  /* -- state and rendering ---------------------------------------------------------------- */
+  function stepFromHash(count) {
+    var match = /^#step-(\d+)$/.exec(location.hash);
+    var n = match ? parseInt(match[1], 10) : 0;
+    return n >= 1 && n <= count ? n : 0;
+  }
+
+  function render(s) {
+    var d = s.data, step = d.steps[s.step - 1], root = s.root;
+    root.dataset.scale = s.scale;
+    root.querySelectorAll(".itm-wt__step").forEach(function (sec) {
+      var current = sec.dataset.step === String(s.step);
+      sec.classList.toggle("is-current", current);
+      if (current) {
+        sec.querySelector(".itm-wt__toy").innerHTML = step.show.map(function (key) {
+          return table(d, key, s.head, s.row);
+        }).join("");
+      }
+    });
+    root.querySelectorAll("[data-wt-step]").forEach(function (a) {
+      if (a.dataset.wtStep === String(s.step)) a.setAttribute("aria-current", "step");
+      else a.removeAttribute("aria-current");
+    });
+    root.querySelector(".itm-wt__where").textContent =
+      "Step " + s.step + " of " + d.steps.length + ": " + step.title;
+    root.querySelector('[data-wt-go="-1"]').disabled = s.step === 1;
+    root.querySelector('[data-wt-go="1"]').disabled = s.step === d.steps.length;
+    s.article.querySelectorAll("[data-wt-head-label]").forEach(function (el) {
+      el.textContent = String(s.head + 1);
+    });
+    var box = root.querySelector("[data-wt-panel]"); // moves beside the current step's grids
+    root.querySelector(".itm-wt__step.is-current .itm-wt__work").appendChild(box);
+    box.hidden = s.scale !== "toy";
+    box.innerHTML = panel(s);
+    lightLines(s, step.lines, "is-step");
+  }
+
+  function lightLines(s, lines, cls) {
+    s.article.querySelectorAll("." + cls).forEach(function (el) { el.classList.remove(cls); });
+    if (!lines) return;
+    for (var n = lines[0]; n <= lines[1]; n++) {
+      var line = document.getElementById("__span-" + s.data.code_block + "-" + n);
+      if (line) line.classList.add(cls);
+    }
+  }
+
+  function go(s, n, focus) {
+    s.step = Math.max(1, Math.min(s.data.steps.length, n));
+    history.replaceState(history.state, "", "#step-" + s.step);
+    render(s);
+    if (focus) s.root.querySelector("#step-" + s.step + "-title").focus({ preventScroll: true });
+  }
+
+  function start(root, data) {
+    var s = {
+      root: root, data: data, article: root.closest("article") || document.body,
+      step: stepFromHash(data.steps.length) || 1, head: 0, row: data.tokens.length - 1,
+      scale: "toy"
+    };
+    root._wt = s;
+    root.classList.add("is-live");
+    root.querySelectorAll("[data-wt-controls], [data-wt-nav]").forEach(function (el) {
+      el.hidden = false;
+    });
+    root.querySelectorAll(".itm-wt__title").forEach(function (el) { el.tabIndex = -1; });
+    root.addEventListener("click", function (ev) {
+      var link = ev.target.closest("[data-wt-step]");
+      var button = ev.target.closest("[data-wt-go]");
+      var row = ev.target.closest(".itm-wt__toy tbody tr");
+      if (link) {
+        ev.preventDefault();
+        ev.stopPropagation(); // not an instant-navigation link: Material listens on body
+        go(s, parseInt(link.dataset.wtStep, 10), true);
+      } else if (button) {
+        go(s, s.step + parseInt(button.dataset.wtGo, 10), false);
+      } else if (row) {
+        s.row = parseInt(row.dataset.row, 10);
+        render(s);
+        var again = root.querySelector(".itm-wt__step.is-current tbody tr[data-row=\"" + s.row +
+          '"] .itm-wt-rowbtn');
+        if (again && ev.target.closest(".itm-wt-rowbtn")) again.focus();
+      }
+    });
+    root.addEventListener("keydown", function (ev) {
+      var btn = ev.target.closest && ev.target.closest(".itm-wt-rowbtn");
+      if (!btn || (ev.key !== "ArrowDown" && ev.key !== "ArrowUp")) return;
+      ev.preventDefault();
+      var n = data.tokens.length;
+      s.row = (s.row + (ev.key === "ArrowDown" ? 1 : n - 1)) % n;
+      var table = btn.closest("table").dataset.matrix;
+      render(s);
+      root.querySelector('.itm-wt__step.is-current table[data-matrix="' + table +
+        '"] tr[data-row="' + s.row + '"] .itm-wt-rowbtn').focus();
+    });
+    root.querySelector("[data-wt-head]").addEventListener("change", function (ev) {
+      s.head = parseInt(ev.target.value, 10) - 1; // options are numbered from 1
+      render(s);
+    });
+    root.querySelectorAll('input[name="itm-wt-scale"]').forEach(function (input) {
+      input.addEventListener("change", function () { s.scale = input.value; render(s); });
+    });
+    /* Hovering a step (in the list or in the code panel's list) lights its code lines. */
+    s.article.querySelectorAll("[data-wt-step], [data-step-key]").forEach(function (el) {
+      var step = data.steps.filter(function (st, i) {
+        return el.dataset.stepKey === st.key || el.dataset.wtStep === String(i + 1);
+      })[0];
+      el.addEventListener("mouseenter", function () { lightLines(s, step.lines, "is-hover"); });
+      el.addEventListener("mouseleave", function () { lightLines(s, null, "is-hover"); });
+    });
+    render(s);
+    if (stepFromHash(data.steps.length)) {
+      root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
+    }
+    root.dataset.wtReady = "ready";
+    root.dataset.wtReadyAt = String(Math.round(performance.now()));
+  }
+
+  function current() {
+    var root = document.querySelector(".itm-wt");
+    return root && root._wt;
+  }
+
+  function init() {
+    var root = document.querySelector(".itm-wt[data-src]");
+    if (!root || root.dataset.wtReady) return;
+    root.dataset.wtReady = "loading";
+    fetch(new URL(root.dataset.src, location.href))
+      .then(function (response) {
+        if (!response.ok) throw new Error(response.status + " " + response.url);
+        return response.json();
+      })
+      .then(function (data) { start(root, data); })
+      .catch(function (error) {
+        root.dataset.wtReady = "failed"; // the static page stays as it is
+        console.warn("walkthrough: no data, static page kept:", error);
+      });
+  }
+
+  /* Global listeners, added once: arrow keys step, the hash picks a step. */
+  document.addEventListener("keydown", function (ev) {
+    var s = current();
+    if (!s || ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    if (ev.key !== "ArrowLeft" && ev.key !== "ArrowRight") return;
+    if (ev.target.closest && ev.target.closest("input, select, textarea, [contenteditable]")) return;
+    ev.preventDefault();
+    go(s, s.step + (ev.key === "ArrowRight" ? 1 : -1), false);
+  });
+  window.addEventListener("hashchange", function () {
+    var s = current(), n = s && stepFromHash(s.data.steps.length);
+    if (n && n !== s.step) go(s, n, false);
+  });
+
+  if (typeof document$ !== "undefined") document$.subscribe(init);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

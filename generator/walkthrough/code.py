@@ -1,0 +1,77 @@
+"""The code panel: the engine's own attention() with its real line numbers, each line tied to a
+step, next to the pinned upstream excerpts. Both go through generator.render.code."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.engine import attention, step_lines
+from generator.errors import InputError
+from generator.render import code as code_render
+from generator.sources.excerpt import split_lines
+
+UPSTREAM = ("gpt2.attn", "hf.gpt2-attention-forward")  # excerpt ids in sources/lock.toml
+
+
+@dataclass(frozen=True)
+class EngineExcerpt:
+    """Lines of a function of this repository, cut from its file as it is on disk."""
+
+    path: str  # "generator/engine/attention.py", relative to the repository root
+    first_line: int
+    text: str  # the lines, each ending in "\n"
+    steps: dict[str, tuple[int, int]]  # {step: (first, last)} line numbers in the same file
+    block_id: str  # the fence's id: its lines are #__span-<block_id>-<line>
+
+    @property
+    def last_line(self) -> int:
+        return self.first_line + self.text.count("\n") - 1
+
+
+def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
+    """func's lines read from its file under `root`, numbered as in that file."""
+    source = Path(inspect.getsourcefile(func)).resolve()
+    try:
+        path = source.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        path = source.as_posix()
+    lines, first = inspect.getsourcelines(func)
+    on_disk = split_lines(source.read_text(encoding="utf-8"))
+    text = "".join(line + "\n" for line in on_disk[first - 1 : first - 1 + len(lines)])
+    if text != "".join(lines):
+        raise InputError(
+            f"{func.__name__} changed on disk since it was imported",
+            file=path,
+            entry=func.__name__,
+            fix="rebuild: the page must show the code that computed its numbers",
+        )
+    block_id = code_render.fence_id("wt", f"engine.{func.__name__}", first)
+    return EngineExcerpt(path, first, text, step_lines(func), block_id)
+
+
+def code_panel(engine: EngineExcerpt, upstream: list, step_titles: dict[str, str]) -> str:
+    """Markdown/HTML: our engine's function (lines tied to steps) beside the upstream tabs."""
+    steps = "".join(
+        f'<li data-step-key="{key}"><a href="#__codelineno-{engine.block_id}-{first}">'
+        f"{step_titles[key]}</a> · lines {first}–{last}</li>"
+        for key, (first, last) in engine.steps.items()
+    )
+    fence = code_render.fence(engine.text, first_line=engine.first_line, block_id=engine.block_id)
+    tabs = code_render.code_tabs(upstream)
+    return (
+        '<div class="itm-wt-code" markdown>\n'
+        f'<div class="itm-wt-code__ours" data-code="{engine.block_id}" markdown>\n'
+        f'<p class="itm-wt-code__title">This site\'s engine, numpy · <code>{engine.path}</code> '
+        f"lines {engine.first_line}–{engine.last_line}</p>\n"
+        f'<ol class="itm-wt-code__steps">{steps}</ol>\n\n'
+        f"{fence}\n"
+        "</div>\n"
+        '<div class="itm-wt-code__theirs" markdown>\n'
+        '<p class="itm-wt-code__title">Pinned upstream, for comparison</p>\n\n'
+        f"{textwrap.dedent(tabs)}\n\n"
+        "</div>\n"
+        "</div>\n"
+    )

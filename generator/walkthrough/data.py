@@ -1,0 +1,77 @@
+"""The JSON file the walkthrough widget reads: the engine's toy trace, rounded, plus the steps.
+
+Deterministic bytes: keys sorted, every float rounded to DECIMALS places (−0 becomes 0), −∞
+written as null (JSON has no infinity). The page's static grids print the same rounded values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from generator.config import ModelConfig
+from generator.walkthrough.steps import MATRICES, STEPS, symbol
+from generator.walkthrough.toy import TOKEN_COLOURS, Toy
+
+DECIMALS = 6
+Nested = list  # nested lists of float | None, the shape of the array
+
+
+def rounded(array: np.ndarray) -> Nested:
+    """The array as nested lists of floats rounded to DECIMALS places; −∞ becomes None."""
+
+    def value(v: float) -> float | None:
+        if v == -math.inf:
+            return None
+        if not math.isfinite(v):
+            raise ValueError(f"the toy trace holds {v}: only finite values and −∞ are expected")
+        return round(v, DECIMALS) + 0.0  # + 0.0 turns −0.0 into 0.0
+
+    def walk(a: np.ndarray) -> Nested:
+        if a.ndim == 1:
+            return [value(float(v)) for v in a]
+        return [walk(sub) for sub in a]
+
+    return walk(np.asarray(array, dtype=np.float64))
+
+
+def widget_data(toy: Toy, lines: dict[str, tuple[int, int]], code_block: str) -> dict:
+    """Everything the widget draws. lines: {step: (first, last)} in the engine's file."""
+    cfg: ModelConfig = toy.cfg
+    return {
+        "block": toy.block + 1,
+        "config": {
+            "d_head": cfg.d_head,
+            "d_model": cfg.d_model,
+            "n_head": cfg.n_head,
+            "n_tokens": toy.n_tokens,
+        },
+        "tokens": list(toy.tokens),
+        "token_ids": [int(i) for i in toy.token_ids],
+        "colours": list(TOKEN_COLOURS),
+        "x": rounded(toy.x),
+        "trace": {key: rounded(value) for key, value in sorted(toy.trace.items())},
+        "per_head": sorted(key for key, value in toy.trace.items() if value.ndim == 3),
+        "matrices": {
+            key: {
+                "symbol": symbol(key, cfg),
+                "caption": m.caption,
+                "columns": m.columns,
+                "masked": m.masked,
+            }
+            for key, m in MATRICES.items()
+        },
+        "steps": [
+            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
+            for s in STEPS
+        ],
+        "code_block": code_block,
+    }
+
+
+def widget_json(data: dict) -> bytes:
+    """Compact, sorted, UTF-8 JSON ending in a newline."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return (text + "\n").encode("utf-8")

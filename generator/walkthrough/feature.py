@@ -1,0 +1,209 @@
+"""The attention walkthrough as a site feature (see generator/features.py).
+
+files(site)   the widget's JSON, from the engine's toy trace
+macros(page)  walkthrough_header(), walkthrough(), walkthrough_code() for docs/walkthrough/
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+from generator.config import CONFIGS, ModelConfig
+from generator.errors import InputError
+from generator.render.numbers import fmt_int
+from generator.walkthrough import grids
+from generator.walkthrough.code import UPSTREAM, code_panel, engine_excerpt
+from generator.walkthrough.data import widget_data, widget_json
+from generator.walkthrough.figures import Figure, step_figures
+from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
+from generator.walkthrough.toy import Toy, toy_attention
+
+DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
+SCRIPT = "assets/walkthrough.js"  # docs paths of the widget's own assets
+STYLE = "assets/walkthrough.css"
+BIG = "gpt2"  # the model whose sizes stand next to the toy's
+
+
+def big_config() -> ModelConfig:
+    return CONFIGS[BIG]
+
+
+def build_data(site) -> dict:
+    """The widget's data: the toy trace, the steps and their lines in the engine's file."""
+    check_steps()
+    engine = engine_excerpt(site.root)
+    return widget_data(toy_attention(), engine.steps, engine.block_id)
+
+
+def files(site) -> dict[str, bytes]:
+    return {DATA_PATH: widget_json(build_data(site))}
+
+
+class WalkthroughMacros:
+    """The page's macros; `page` is generator.pages.PageMacros."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.toy: Toy = toy_attention()
+        self.big = big_config()
+        self.figures: dict[str, Figure] = step_figures(self.toy.cfg, self.toy.n_tokens, self.big)
+        self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
+
+    def _url(self, docs_path: str) -> str:
+        url = self.page.url_for(docs_path)
+        if url is None:
+            raise InputError(
+                f"links to {docs_path}, which is not part of the site",
+                file=f"docs/{self.page.src_path}",
+                entry=docs_path,
+                fix="keep docs/assets/walkthrough.js and .css; the JSON comes from files()",
+            )
+        return url
+
+    # -- macros ------------------------------------------------------------------------------
+    def header(self, title: str = "Attention", subtitle: str = "causal self-attention") -> str:
+        """Kicker, title, and the "block 1 · head 1" line that follows the head selector."""
+        return (
+            f'<p class="itm-kicker">Inside the model · {html.escape(title)}</p>\n\n'
+            f"# {title}\n\n"
+            # The widget's stylesheet rides in this paragraph: a <link> inside a `markdown`
+            # block confuses md_in_html's nesting.
+            f'<p class="itm-wt-sub"><link rel="stylesheet" href="{self._url(STYLE)}">'
+            f"{html.escape(subtitle)} · block "
+            f"<span data-wt-block>{self.toy.block + 1}</span> · head "
+            f'<span data-wt-head-label aria-live="polite">1</span></p>\n'
+        )
+
+    def walkthrough(self) -> str:
+        """Settings, dims, legend, the seven steps with their grids, and the row panel."""
+        data = build_data(self.page.site)
+        engine_lines = data["steps"]
+        return (
+            f'<div class="itm-wt" data-src="{self._url(DATA_PATH)}" markdown>\n'
+            f"{self._bar()}\n"
+            f"{self._note()}\n"
+            f"{grids.legend()}\n"
+            '<div class="itm-wt__layout" markdown>\n'
+            f"{self._steps_nav()}\n"
+            '<div class="itm-wt__nav" data-wt-nav hidden>'
+            '<button type="button" data-wt-go="-1">← Previous</button>'
+            '<span class="itm-wt__where" aria-live="polite"></span>'
+            '<button type="button" data-wt-go="1">Next →</button></div>\n\n'
+            + "\n".join(
+                self._step(index, step, data, engine_lines[index - 1]["lines"])
+                for index, step in enumerate(STEPS, start=1)
+            )
+            + '\n<div class="itm-wt__panel" data-wt-panel role="region" aria-label="Row breakdown" '
+            "hidden></div>\n"
+            "</div>\n"
+            "</div>\n"
+            f'<script src="{self._url(SCRIPT)}" defer></script>\n'
+        )
+
+    def code(self) -> str:
+        """The engine's attention() beside the pinned upstream excerpts."""
+        site = self.page.site
+        used_by = f"docs/{self.page.src_path}"
+        upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in UPSTREAM]
+        titles = {step.key: step.title for step in STEPS}
+        return code_panel(engine_excerpt(site.root), upstream, titles)
+
+    # -- parts -------------------------------------------------------------------------------
+    def _bar(self) -> str:
+        toy, big = self.toy.cfg, self.big
+        heads = "".join(f'<option value="{h + 1}">{h + 1}</option>' for h in range(toy.n_head))
+        rows = [
+            ("tokens", fmt_int(self.toy.n_tokens), f"up to {fmt_int(big.n_ctx)}"),
+            ("d<sub>model</sub>", fmt_int(toy.d_model), fmt_int(big.d_model)),
+            ("d<sub>head</sub>", fmt_int(toy.d_head), fmt_int(big.d_head)),
+            ("heads", fmt_int(toy.n_head), fmt_int(big.n_head)),
+        ]
+        dims = "".join(
+            f'<div><dt>{name}</dt><dd>{ours} <span class="itm-wt-dims__big">'
+            f"{html.escape(big.label)} {theirs}</span></dd></div>"
+            for name, ours, theirs in rows
+        )
+        return (
+            '<div class="itm-wt-bar">'
+            '<div class="itm-wt-bar__controls" data-wt-controls hidden>'
+            '<fieldset class="itm-wt-scale-toggle"><legend>shown</legend>'
+            '<label><input type="radio" name="itm-wt-scale" value="toy" checked> toy scale</label>'
+            '<label><input type="radio" name="itm-wt-scale" value="big"> '
+            f"{html.escape(big.label)}</label></fieldset>"
+            f'<label class="itm-wt-head">head <select data-wt-head>{heads}</select></label>'
+            "</div>"
+            f'<dl class="itm-wt-dims">{dims}</dl>'
+            "</div>"
+        )
+
+    def _note(self) -> str:
+        toy = self.toy.cfg
+        sentence = " ".join(self.toy.tokens)
+        return (
+            '<p class="itm-wt-note">The toy: '
+            f"{fmt_int(self.toy.n_tokens)} tokens (“{html.escape(sentence)}”), "
+            f"d<sub>model</sub> {fmt_int(toy.d_model)}, {fmt_int(toy.n_head)} heads of "
+            f"d<sub>head</sub> {fmt_int(toy.d_head)}, seeded random weights and no biases. "
+            "The embeddings are random too, so the words only label the positions. It is one "
+            f"layer of the site's own engine: block {self.toy.block + 1}, after ln_1.</p>"
+        )
+
+    def _steps_nav(self) -> str:
+        items = "".join(
+            f'<li><a href="#step-{i}" data-wt-step="{i}">{html.escape(step.title)}</a></li>'
+            for i, step in enumerate(STEPS, start=1)
+        )
+        return (
+            '<nav class="itm-wt__steps" aria-labelledby="itm-wt-all-steps">'
+            f'<h2 id="itm-wt-all-steps">All steps</h2><ol>{items}</ol></nav>'
+        )
+
+    def _step(self, index: int, step, data: dict, lines: list[int]) -> str:
+        figure = self.figures[step.key]
+        fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.big)
+        tables = "".join(grids.grid_table(data, key, 0) for key in step.matrices)
+        facts = "".join(
+            f"<div><dt>{html.escape(what)}</dt><dd>{html.escape(value)}</dd></div>"
+            for what, value in figure.facts
+        )
+        first, last = lines
+        code_id = data["code_block"]
+        big = html.escape(self.big.label)
+        return (
+            f'<section class="itm-wt__step" id="step-{index}" data-step="{index}" '
+            f'data-key="{step.key}" data-lines="{first}-{last}" '
+            f'aria-labelledby="step-{index}-title" markdown>\n'
+            f'<h2 class="itm-wt__title" id="step-{index}-title">'
+            f'<span class="itm-wt__num">{index}</span> {html.escape(step.title)}</h2>\n\n'
+            '<div class="itm-wt__text" markdown>\n\n'
+            f"{fill(step.text, fields)}\n\n"
+            f"$$\n{step.formula}\n$$\n\n"
+            "</div>\n\n"
+            f'<p class="itm-wt__fig"><span class="itm-wt__tag">{big}</span> '
+            f"{html.escape(figure.line)}</p>\n\n"
+            f'<div class="itm-wt__work"><div class="itm-wt__toy">{tables}</div></div>\n\n'
+            f'<div class="itm-wt__big"><p class="itm-wt__big-title">At {big} scale</p>'
+            f'<dl class="itm-wt__facts">{facts}</dl>'
+            f"<figure>{grids.scale_picture(figure, self.big.label)}"
+            "<figcaption>The toy's grid, enlarged on the left, is the dot in the corner of "
+            f"{big}'s, drawn to scale.</figcaption></figure></div>\n\n"
+            f'<p class="itm-wt__codelink">Code: <a href="#__codelineno-{code_id}-{first}">'
+            f"{self.engine_file} lines {first}–{last}</a></p>\n"
+            "</section>\n"
+        )
+
+
+def macros(page) -> dict[str, Callable[..., str]]:
+    made: dict[str, WalkthroughMacros] = {}
+
+    def get() -> WalkthroughMacros:  # built on first use: other pages never pay for it
+        if "it" not in made:
+            made["it"] = WalkthroughMacros(page)
+        return made["it"]
+
+    return {
+        "walkthrough_header": lambda *a, **k: get().header(*a, **k),
+        "walkthrough": lambda: get().walkthrough(),
+        "walkthrough_code": lambda: get().code(),
+    }
