@@ -1,0 +1,266 @@
+"""The attention walkthrough in a real headless Chromium: stepping, #step-N links, the row panel,
+the head selector, instant navigation, arrow keys, JavaScript off, and axe-core's audit."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.axe_helpers import run_axe, serious
+from tests.test_browser_attention import off_site
+from tests.test_walkthrough_data import page_json
+
+pytestmark = pytest.mark.browser
+
+PATH = "walkthrough/attention/"
+READY = '.itm-wt[data-wt-ready="ready"]'
+TOLERANCE = 0.005 + 1e-9  # cells print two decimals
+
+CURRENT_TABLES = """() => Array.from(
+  document.querySelectorAll('.itm-wt__step.is-current .itm-wt__toy table.itm-wt-grid'))
+  .filter(t => t.offsetParent !== null)
+  .map(t => ({matrix: t.dataset.matrix, head: Number(t.dataset.head),
+    rows: Array.from(t.querySelectorAll('tbody tr')).map(r =>
+      Array.from(r.querySelectorAll('td:not(.itm-wt-blend)')).map(td =>
+        [td.textContent, td.classList.contains('is-masked')]))}))"""
+
+
+@pytest.fixture(scope="module")
+def data(built_site: Path) -> dict:
+    return page_json(built_site)
+
+
+def recorded(context, url: str, *, wait: str | None = READY):
+    page = context.new_page()
+    record: dict[str, list] = {"errors": [], "requests": []}
+    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
+    page.on("pageerror", lambda e: record["errors"].append(str(e)))
+    page.on("request", lambda r: record["requests"].append(r.url))
+    page.goto(url, wait_until="networkidle")
+    if wait:
+        page.wait_for_selector(wait, state="attached")
+    return page, record
+
+
+def open_walkthrough(browser, site_url: str, fragment: str = ""):
+    return recorded(browser.new_context(), site_url + PATH + fragment)
+
+
+def value(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def expected(data: dict, key: str, head: int) -> list[list[float | None]]:
+    return data["trace"][key][head] if key in data["per_head"] else data["trace"][key]
+
+
+def check_grids(page, data: dict, step: int, head: int) -> None:
+    """The visible grids are the step's matrices for `head`, cell by cell against the JSON."""
+    tables = page.evaluate(CURRENT_TABLES)
+    shown = data["steps"][step - 1]["show"]
+    assert [t["matrix"] for t in tables] == shown
+    for table in tables:
+        key, want = table["matrix"], expected(data, table["matrix"], head)
+        assert table["head"] == head
+        for i, row in enumerate(table["rows"]):
+            assert len(row) == len(want[i])
+            for j, (text, masked) in enumerate(row):
+                v = want[i][j]
+                if key == "masked" and j > i:
+                    assert (text, masked, v) == ("−∞", True, None), (key, i, j)
+                elif key == "weights" and j > i:
+                    assert (text, masked, v) == ("0", True, 0), (key, i, j)
+                else:
+                    assert not masked and abs(value(text) - v) <= TOLERANCE, (key, i, j, text, v)
+
+
+def current_step(page) -> int:
+    return int(page.locator(".itm-wt__step.is-current").get_attribute("data-step"))
+
+
+@pytest.mark.slow  # > 5 s: many clicks, each redrawing the grids
+def test_stepping_through_all_seven_steps_shows_each_steps_matrix(
+    browser, site_url: str, data: dict
+) -> None:
+    page, record = open_walkthrough(browser, site_url)
+    n_steps = len(data["steps"])
+    assert page.locator(".itm-wt__step:visible").count() == 1
+    moves = ["button", "key", "list"]  # all three ways of moving, in turn
+    for step in range(1, n_steps + 1):
+        assert current_step(page) == step
+        hash_now = page.evaluate("location.hash")
+        assert hash_now == f"#step-{step}" or (step == 1 and hash_now == "")  # "" on arrival
+        assert page.locator(".itm-wt__step:visible").get_attribute("data-step") == str(step)
+        check_grids(page, data, step, head=0)
+        where = page.locator(".itm-wt__where").inner_text()
+        assert where == f"Step {step} of {n_steps}: {data['steps'][step - 1]['title']}"
+        if step == n_steps:
+            break
+        move = moves[step % 3]
+        if move == "button":
+            page.click('[data-wt-go="1"]')
+        elif move == "key":
+            page.locator("body").press("ArrowRight")
+        else:
+            page.click(f'.itm-wt__steps a[data-wt-step="{step + 1}"]')
+    assert page.locator('[data-wt-go="1"]').is_disabled()
+    page.locator("body").press("ArrowLeft")
+    assert current_step(page) == n_steps - 1
+    # The head selector redraws the grids and the "block 1 · head N" header follows it.
+    page.select_option("[data-wt-head]", value="2")
+    assert page.locator("[data-wt-head-label]").inner_text() == "2"
+    check_grids(page, data, n_steps - 1, head=1)
+    page.click('.itm-wt__steps a[data-wt-step="2"]')
+    check_grids(page, data, 2, head=1)
+    assert record["errors"] == []
+    assert off_site(record["requests"], site_url) == []
+    page.context.close()
+
+
+def test_step_5_link_opens_softmax_whose_rows_sum_to_one(
+    browser, site_url: str, data: dict
+) -> None:
+    page, record = open_walkthrough(browser, site_url, "#step-5")
+    section = page.locator(".itm-wt__step.is-current")
+    assert section.get_attribute("data-key") == "softmax"
+    (table,) = page.evaluate(CURRENT_TABLES)
+    assert table["matrix"] == "weights"
+    for i, row in enumerate(table["rows"]):
+        total = sum(0.0 if text == "0" else value(text) for text, _ in row)
+        assert abs(total - 1) <= len(row) * TOLERANCE, (i, row)
+        assert [masked for _, masked in row] == [j > i for j in range(len(row))]
+    # The panel breaks the selected row into exp of each score and their sum.
+    for i in range(len(data["tokens"])):
+        page.click(f'.itm-wt__step.is-current tr[data-row="{i}"] .itm-wt-rowbtn')
+        panel = page.locator("[data-wt-panel]")
+        assert panel.is_visible()
+        masked = data["trace"]["masked"][0][i]
+        exps = [0.0 if m is None else math.exp(m) for m in masked]
+        assert float(panel.locator(".itm-wt-sum").get_attribute("data-v")) == pytest.approx(
+            sum(exps), rel=1e-9
+        )
+        weights = [
+            float(w)
+            for w in panel.locator("tbody td[data-v]").evaluate_all(
+                "cells => cells.map(c => c.dataset.v)"
+            )
+        ]
+        assert weights == pytest.approx(data["trace"]["weights"][0][i], abs=1e-5)
+    # One step back, the masked cells show −∞ (check_grids knows which).
+    page.locator("body").press("ArrowLeft")
+    check_grids(page, data, 4, head=0)
+    assert record["errors"] == []
+    page.context.close()
+
+
+@pytest.mark.slow  # > 5 s: many clicks, each redrawing the grids
+def test_weighted_sum_panel_reproduces_each_output_row(browser, site_url: str, data: dict) -> None:
+    page, record = open_walkthrough(browser, site_url, "#step-6")
+    assert page.locator(".itm-wt__step.is-current").get_attribute("data-key") == "weighted-sum"
+    for head in range(data["config"]["n_head"]):
+        page.select_option("[data-wt-head]", value=str(head + 1))
+        for i in range(len(data["tokens"])):
+            page.click(f'.itm-wt__step.is-current tr[data-row="{i}"] td >> nth=0')
+            assert page.locator(".itm-wt__step.is-current tr.is-selected").get_attribute(
+                "data-row"
+            ) == str(i)
+            result = page.locator("[data-wt-panel] .itm-wt-result span")
+            sums = [float(v) for v in result.evaluate_all("s => s.map(e => e.dataset.v)")]
+            assert sums == pytest.approx(data["trace"]["heads"][head][i], abs=1e-5)
+            grid_row = page.locator(
+                f'.itm-wt__step.is-current tr[data-row="{i}"] td:not(.itm-wt-blend)'
+            ).all_inner_texts()
+            assert [value(t) for t in result.all_inner_texts()] == pytest.approx(
+                [value(t) for t in grid_row], abs=0.0101
+            )
+            # Its colour is the tokens' colours blended with the same weights as the grid row's.
+            swatches = page.locator(
+                f'.itm-wt__step.is-current tr[data-row="{i}"] .itm-wt-swatch, '
+                "[data-wt-panel] tfoot .itm-wt-swatch"
+            ).evaluate_all("s => s.map(e => getComputedStyle(e).backgroundColor)")
+            assert len(swatches) == 2 and swatches[0] == swatches[1]
+    assert record["errors"] == []
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_instant_navigation_from_home_works_and_sets_up_once(browser, site_url: str) -> None:
+    context = browser.new_context()
+    page, record = recorded(context, site_url, wait=None)
+    page.evaluate("window.itmNoReload = true")
+    for _ in range(2):  # there, away, and back again
+        page.click(f'nav a.md-nav__link[href$="{PATH}"]')
+        page.wait_for_selector(READY, state="attached")
+        assert page.evaluate("window.itmNoReload") is True  # instant: no full page load
+        assert current_step(page) == 1
+        page.click('[data-wt-go="1"]')  # listeners bound twice would move two steps
+        assert current_step(page) == 2
+        page.locator("body").press("ArrowRight")
+        assert current_step(page) == 3
+        assert page.locator(".itm-wt__step.is-current .itm-wt__toy table").count() == 1
+        assert page.locator(".katex").count() > 0
+        page.click("article li > a:text-is('Architecture map')")  # Go deeper
+        page.wait_for_selector(".itm-map-figure")
+        page.evaluate("history.replaceState(null, '', location.pathname)")
+    assert page.evaluate("window.itmNoReload") is True
+    assert record["errors"] == []
+    context.close()
+
+
+def test_with_javascript_off_every_step_is_readable(browser, site_url: str, data: dict) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page, _ = recorded(context, site_url + PATH, wait=None)
+    steps = page.locator(".itm-wt__step")
+    assert steps.count() == len(data["steps"])
+    for n in range(steps.count()):
+        section = steps.nth(n)
+        assert section.is_visible()
+        assert section.locator(".itm-wt__text").is_visible()
+        assert section.locator("table.itm-wt-grid").first.is_visible()
+        assert section.locator(".itm-wt__big").is_visible()  # GPT-2's sizes too
+    assert not page.locator("[data-wt-controls]").is_visible()
+    assert not page.locator("[data-wt-nav]").is_visible()
+    context.close()
+
+
+def test_keyboard_reaches_and_drives_the_controls(browser, site_url: str) -> None:
+    page, record = open_walkthrough(browser, site_url, "#step-3")
+    button = page.locator('.itm-wt__step.is-current tr[data-row="1"] .itm-wt-rowbtn')
+    button.focus()
+    page.keyboard.press("Enter")
+    assert page.locator(".itm-wt__step.is-current tr.is-selected").get_attribute("data-row") == "1"
+    page.keyboard.press("ArrowDown")
+    selected = page.locator('.itm-wt__step.is-current .itm-wt-rowbtn[aria-pressed="true"]')
+    assert selected.count() == 1
+    assert page.evaluate("document.activeElement.closest('tr').dataset.row") == "2"
+    # Arrow keys inside a form control do not change the step.
+    page.focus("[data-wt-head]")
+    page.keyboard.press("ArrowRight")
+    assert current_step(page) == 3
+    page.check('input[name="itm-wt-scale"][value="big"]')
+    assert page.locator(".itm-wt__step.is-current .itm-wt__big").is_visible()
+    assert not page.locator(".itm-wt__step.is-current .itm-wt__toy").is_visible()
+    assert not page.locator("[data-wt-panel]").is_visible()
+    assert record["errors"] == []
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_axe_finds_no_serious_or_critical_violations(browser, site_url: str) -> None:
+    """The whole article once; then the widget in GPT-2 mode, and a step as static HTML."""
+    page, record = open_walkthrough(browser, site_url, "#step-6")
+    problems = serious(run_axe(page, include="article"))
+    page.check('input[name="itm-wt-scale"][value="big"]')
+    problems += serious(run_axe(page, include=".itm-wt"))
+    assert record["errors"] == []
+    page.context.close()
+    context = browser.new_context()
+    page = context.new_page()
+    page.route("**/walkthrough.js", lambda route: route.abort())
+    page.goto(site_url + PATH, wait_until="networkidle")
+    assert page.locator(".itm-wt.is-live").count() == 0  # the build-time page, as without JS
+    problems += serious(run_axe(page, include="#step-7"))  # one step: they share one template
+    context.close()
+    assert problems == []
