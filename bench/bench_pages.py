@@ -1,9 +1,10 @@
 """Page weight and time to interactive of the walkthrough and the attention component page
 (a report, not a test).
 
-    .venv/bin/python bench/bench_pages.py [--site DIR] [--runs 5]
+    .venv/bin/python bench/bench_pages.py [--runs 5]
 
-1. Builds the site into a temporary directory with `mkdocs build` (or measures --site DIR).
+1. Builds the site into a temporary directory with `mkdocs build`, for the address it is then
+   served at (SITE_URL: Material's instant navigation follows only links in sitemap.xml).
 2. Page weight: the page's HTML plus every page-specific file it requests (its own JS, CSS,
    JSON, SVG), raw and gzip -9, read from the built site. Files every page shares (Material's
    bundle, KaTeX and its fonts, site.css/site.js, the search index) are listed separately.
@@ -17,14 +18,11 @@
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -32,7 +30,13 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.site_helpers import CHROMIUM_FLAGS, build_env, chromium_path  # noqa: E402
+from tests.site_helpers import (  # noqa: E402
+    CHROMIUM_FLAGS,
+    build_env,
+    chromium_path,
+    free_port,
+    serve,
+)
 
 PAGES = {
     "walkthrough/attention/": "walkthrough",
@@ -41,9 +45,11 @@ PAGES = {
 SHARED = (
     "/assets/javascripts/",
     "/assets/stylesheets/",
+    "/assets/images/",
     "/assets/katex/",
     "/assets/site.",
     "/search/",
+    "/sitemap.xml",
 )
 READY = {
     # performance.now() when the page is usable, polled by wait_for_function
@@ -54,17 +60,12 @@ READY = {
 }
 
 
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
-def build(site_dir: Path) -> None:
+def build(site_dir: Path, site_url: str) -> None:
     mkdocs = Path(sys.executable).with_name("mkdocs")
     subprocess.run(
         [str(mkdocs), "build", "--quiet", "--site-dir", str(site_dir)],
         cwd=ROOT,
-        env=build_env(),
+        env=build_env(SITE_URL=site_url),
         check=True,
     )
 
@@ -134,30 +135,21 @@ def spread(values: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", type=Path, help="a built site to measure (default: build one)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    port = free_port()
     with tempfile.TemporaryDirectory() as scratch:
-        site = args.site or Path(scratch) / "site"
-        if args.site is None:
-            print(f"building the site into {site} ...")
-            build(site)
-        handler = functools.partial(Quiet, directory=str(site))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.server_address[1]}/"
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=chromium_path(), args=CHROMIUM_FLAGS
-                )
-                report(browser, site, base, args.runs)
-                browser.close()
-        finally:
-            server.shutdown()
-            server.server_close()
+        site = Path(scratch) / "site"
+        print(f"building the site into {site} ...")
+        build(site, f"http://127.0.0.1:{port}/")
+        with serve(site, port) as base, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium_path(), args=CHROMIUM_FLAGS
+            )
+            report(browser, site, base, args.runs)
+            browser.close()
     return 0
 
 
