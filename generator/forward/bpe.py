@@ -1,0 +1,142 @@
+"""GPT-2's byte-level BPE tokenizer, from the checkpoint's vocab.json and merges.txt.
+
+The algorithm of OpenAI's encoder.py: split text with a regular expression into words, map each
+word's UTF-8 bytes to printable characters (bytes_to_unicode), then merge adjacent symbols in
+merge-rank order until no ranked pair is left; each final symbol is a vocabulary entry.
+The split pattern uses Unicode classes (\\p{L}, \\p{N}) when the `regex` package is installed;
+Python's `re` cannot express them, so the fallback approximates letters with [^\\W\\d_] and
+numbers with \\d (the two differ only on rare characters such as superscript digits).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from generator.errors import InputError
+
+ENDOFTEXT = "<|endoftext|>"
+PATTERN_UNICODE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+PATTERN_FALLBACK = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"""
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """Each byte 0..255 -> one printable character (printable bytes map to themselves)."""
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    table = {b: chr(b) for b in printable}
+    shift = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shift)  # unprintable bytes move past Latin-1
+            shift += 1
+    return table
+
+
+def _split_pattern():
+    try:
+        import regex
+
+        return regex.compile(PATTERN_UNICODE)
+    except ImportError:
+        import re
+
+        return re.compile(PATTERN_FALLBACK)
+
+
+class BPETokenizer:
+    """encode(text) -> token ids; token_text(id) -> the text that token stands for."""
+
+    name = "GPT-2 byte-level BPE"
+
+    def __init__(self, encoder: dict[str, int], merges: list[tuple[str, str]]) -> None:
+        self.encoder = encoder  # symbol string -> id
+        self.decoder = {i: s for s, i in encoder.items()}
+        self.ranks = {pair: rank for rank, pair in enumerate(merges)}  # lower merges first
+        self.byte_encoder = bytes_to_unicode()
+        self.byte_decoder = {c: b for b, c in self.byte_encoder.items()}
+        self.pattern = _split_pattern()
+        self.bos_id = encoder.get(ENDOFTEXT)
+        self._words: dict[str, list[str]] = {}
+
+    @classmethod
+    def from_files(cls, vocab_path: Path, merges_path: Path) -> BPETokenizer:
+        try:
+            encoder = json.loads(Path(vocab_path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise InputError(
+                f"cannot read the vocabulary ({error})",
+                file=str(vocab_path),
+                fix="use the checkpoint's own vocab.json",
+            ) from None
+        merges = []
+        for number, line in enumerate(Path(merges_path).read_text(encoding="utf-8").splitlines()):
+            if line.startswith("#version") or not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 2:
+                raise InputError(
+                    f"line {number + 1} is not two symbols",
+                    file=str(merges_path),
+                    fix="use the checkpoint's own merges.txt",
+                )
+            merges.append((parts[0], parts[1]))
+        return cls(encoder, merges)
+
+    def bpe(self, word: str) -> list[str]:
+        """Merge the characters of one byte-mapped word into vocabulary symbols."""
+        if word in self._words:
+            return self._words[word]
+        symbols = list(word)
+        while len(symbols) > 1:
+            pairs = {(a, b) for a, b in zip(symbols, symbols[1:], strict=False)}
+            best = min(pairs, key=lambda pair: self.ranks.get(pair, float("inf")))
+            if best not in self.ranks:
+                break
+            merged: list[str] = []
+            i = 0
+            while i < len(symbols):
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == best:
+                    merged.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    merged.append(symbols[i])
+                    i += 1
+            symbols = merged
+        self._words[word] = symbols
+        return symbols
+
+    def encode(self, text: str) -> list[int]:
+        ids = []
+        for piece in self.pattern.findall(text):
+            mapped = "".join(self.byte_encoder[b] for b in piece.encode("utf-8"))
+            for symbol in self.bpe(mapped):
+                if symbol not in self.encoder:
+                    raise InputError(
+                        f"symbol {symbol!r} of {piece!r} is not in the vocabulary",
+                        entry=piece,
+                        fix="use the vocab.json and merges.txt of the same checkpoint",
+                    )
+                ids.append(self.encoder[symbol])
+        return ids
+
+    def token_text(self, token_id: int) -> str:
+        """The text of one token (bytes that are not whole UTF-8 characters show as �)."""
+        symbol = self.decoder[int(token_id)]
+        if symbol == ENDOFTEXT:
+            return symbol
+        return bytes(self.byte_decoder[c] for c in symbol).decode("utf-8", errors="replace")
+
+    def decode(self, ids: list[int]) -> str:
+        raw = b"".join(
+            ENDOFTEXT.encode()
+            if self.decoder[int(i)] == ENDOFTEXT
+            else bytes(self.byte_decoder[c] for c in self.decoder[int(i)])
+            for i in ids
+        )
+        return raw.decode("utf-8", errors="replace")

@@ -1,0 +1,324 @@
+"""Pinned checkpoints: find GPT-2's files, verify their bytes against the pin, or report none.
+
+Resolution order for a pinned checkpoint (sources/checkpoints.toml):
+1. a path the user gives (the `--weights` flag or the pin's environment variable, e.g.
+   ITM_GPT2_WEIGHTS): a model.safetensors file, or a folder holding the pinned files;
+2. the standard Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub),
+   snapshot of exactly the pinned revision;
+3. a download of that revision through huggingface_hub, only when asked (ITM_DOWNLOAD_WEIGHTS=1)
+   and not offline (ITM_OFFLINE=1).
+Otherwise: None, and the page shows a stand-in. A file whose bytes do not hash to the pin is
+refused with both hashes in the message. Hashing 548 MB takes seconds, so each result is
+remembered by (path, size, mtime) in the cache directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.errors import InputError
+
+PINS_FILE = "sources/checkpoints.toml"
+WEIGHTS_FILE = "model.safetensors"
+DOWNLOAD_ENV = "ITM_DOWNLOAD_WEIGHTS"
+OFFLINE_ENV = "ITM_OFFLINE"
+HASH_CACHE = "checkpoints/sha256.json"  # under the build cache (.cache/)
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    name: str  # "model.safetensors"
+    size: int  # bytes
+    sha256: str  # 64 hex digits
+
+
+@dataclass(frozen=True)
+class CheckpointPin:
+    key: str  # "gpt2": the table name in the pins file
+    repo: str  # "openai-community/gpt2" on the Hugging Face hub
+    revision: str  # full 40-hex commit of the hub repo
+    model: str  # key in generator.config.CONFIGS
+    license: str
+    env: str  # environment variable that names a user path
+    files: dict[str, PinnedFile]  # by file name, model.safetensors first
+
+    @property
+    def cache_folder(self) -> str:
+        """The hub cache's folder for this repo: models--{owner}--{name}."""
+        return "models--" + self.repo.replace("/", "--")
+
+    def snapshot(self, hub_cache: Path) -> Path:
+        return hub_cache / self.cache_folder / "snapshots" / self.revision
+
+    @property
+    def short(self) -> str:
+        return f"{self.repo} @ {self.revision[:12]}"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A pinned checkpoint whose every file was found and verified."""
+
+    pin: CheckpointPin
+    paths: dict[str, Path]  # file name -> verified local path
+    origin: str  # where it was found, for the page: "ITM_GPT2_WEIGHTS", "Hugging Face cache", ...
+
+    @property
+    def weights(self) -> Path:
+        return self.paths[WEIGHTS_FILE]
+
+
+# -- the pins file -------------------------------------------------------------------------------
+def load_pins(path: Path) -> dict[str, CheckpointPin]:
+    """Every [checkpoints.KEY] table of the pins file, checked field by field."""
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("pins file not found", file=where, fix="restore it from git") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"not valid TOML ({error})", file=where, fix="fix the syntax") from None
+    pins = {}
+    for key, table in data.get("checkpoints", {}).items():
+        pins[key] = _pin(key, table, where)
+    return pins
+
+
+def _pin(key: str, table: dict, where: str) -> CheckpointPin:
+    def text(field: str) -> str:
+        value = table.get(field)
+        if not isinstance(value, str) or not value:
+            raise InputError(
+                f"field {field!r} is missing or not a string",
+                file=where,
+                entry=f"checkpoints.{key}",
+                fix=f'add {field} = "..."',
+            )
+        return value
+
+    revision = text("revision")
+    if len(revision) != 40 or any(c not in "0123456789abcdef" for c in revision):
+        raise InputError(
+            f"revision {revision!r} is not a full 40-hex commit",
+            file=where,
+            entry=f"checkpoints.{key}.revision",
+            fix="pin the full commit id of the hub repo, never a branch name",
+        )
+    files: dict[str, PinnedFile] = {}
+    for name, spec in table.get("files", {}).items():
+        size, sha = spec.get("size"), spec.get("sha256")
+        ok_sha = (
+            isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)
+        )
+        if not isinstance(size, int) or size < 0 or not ok_sha:
+            raise InputError(
+                "a pinned file needs size (bytes) and sha256 (64 lowercase hex digits)",
+                file=where,
+                entry=f"checkpoints.{key}.files.{name}",
+                fix="copy both from the hub's file page for that revision",
+            )
+        files[name] = PinnedFile(name, size, sha)
+    if WEIGHTS_FILE not in files:
+        raise InputError(
+            f'no [checkpoints.{key}.files."{WEIGHTS_FILE}"] entry',
+            file=where,
+            entry=f"checkpoints.{key}",
+            fix=f"pin the size and sha256 of {WEIGHTS_FILE}",
+        )
+    ordered = {WEIGHTS_FILE: files[WEIGHTS_FILE], **files}
+    return CheckpointPin(
+        key=key,
+        repo=text("repo"),
+        revision=revision,
+        model=text("model"),
+        license=text("license"),
+        env=text("env"),
+        files=ordered,
+    )
+
+
+# -- hashing, remembered by (path, size, mtime) -----------------------------------------------------
+def sha256_of(path: Path, cache_dir: Path) -> str:
+    """sha256 of the file's bytes; computed once per (resolved path, size, mtime_ns)."""
+    real = Path(path).resolve()
+    stat = real.stat()
+    store = cache_dir / HASH_CACHE
+    known = _read_json(store)
+    entry = known.get(str(real))
+    if entry and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
+        return entry["sha256"]
+    digest = hashlib.sha256()
+    with real.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    sha = digest.hexdigest()
+    known = _read_json(store)  # re-read: another build may have added entries meanwhile
+    known[str(real)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha}
+    write_atomic(store, json.dumps(known, indent=1, sort_keys=True).encode())
+    return sha
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder and a rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def verify(
+    path: Path, pinned: PinnedFile, pin: CheckpointPin, cache_dir: Path, origin: str
+) -> None:
+    """Raise InputError unless the file's bytes hash to the pin."""
+    actual = sha256_of(path, cache_dir)
+    if actual == pinned.sha256:
+        return
+    size = Path(path).stat().st_size
+    sizes = f"; it has {size:,} bytes, the pin {pinned.size:,}" if size != pinned.size else ""
+    raise InputError(
+        f"sha256 {actual} does not match the pinned sha256 {pinned.sha256} "
+        f"of {pinned.name} at {pin.repo} revision {pin.revision}{sizes} (found via {origin})",
+        file=str(path),
+        entry=f"checkpoints.{pin.key}.files.{pinned.name} in {PINS_FILE}",
+        fix=f"use the file of exactly that revision, or unset {pin.env} / remove the file so the "
+        "page falls back to the stand-in",
+    )
+
+
+# -- where files can be -----------------------------------------------------------------------------
+def hub_cache_dir(env: Mapping[str, str]) -> Path:
+    """The Hugging Face hub cache, as huggingface_hub finds it."""
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base.expanduser() / "huggingface" / "hub"
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    return env.get(name, "") not in ("", "0", "false", "no")
+
+
+def resolve(
+    pin: CheckpointPin,
+    *,
+    cache_dir: Path,
+    user_path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    download: bool | None = None,
+) -> Checkpoint | None:
+    """The pinned checkpoint's verified files, or None when it is not on this machine.
+
+    user_path (or env[pin.env]) must exist and hold the pinned files: an InputError says which is
+    missing. A file that hashes differently is refused, wherever it was found.
+    """
+    env = os.environ if env is None else env
+    if user_path is None and env.get(pin.env):
+        user_path = env[pin.env]
+        origin = pin.env
+    else:
+        origin = "--weights"
+    if user_path is not None:
+        return _from_user_path(pin, Path(user_path).expanduser(), cache_dir, env, origin)
+
+    hub = hub_cache_dir(env)
+    snapshot = pin.snapshot(hub)
+    if (snapshot / WEIGHTS_FILE).exists():
+        paths = {name: snapshot / name for name in pin.files}
+        missing = [name for name, p in paths.items() if not p.exists()]
+        if not missing:
+            return _verified(pin, paths, cache_dir, f"Hugging Face cache ({hub})")
+
+    wanted = _flag(env, DOWNLOAD_ENV) if download is None else download
+    if wanted and not _flag(env, OFFLINE_ENV):
+        paths = _download(pin, hub)
+        return _verified(pin, paths, cache_dir, "downloaded into the Hugging Face cache")
+    return None
+
+
+def _from_user_path(
+    pin: CheckpointPin, given: Path, cache_dir: Path, env: Mapping[str, str], origin: str
+) -> Checkpoint:
+    if not given.exists():
+        raise InputError(
+            f"{given} does not exist",
+            file=str(given),
+            entry=origin,
+            fix=f"point {pin.env} (or --weights) at {pin.repo}'s {WEIGHTS_FILE} of revision "
+            f"{pin.revision}, or at a folder holding {', '.join(pin.files)}; unset it to use "
+            "the stand-in",
+        )
+    folder = given if given.is_dir() else given.parent
+    paths = {name: folder / name for name in pin.files}
+    if given.is_file():
+        paths[WEIGHTS_FILE] = given
+    snapshot = pin.snapshot(hub_cache_dir(env))
+    for name, path in paths.items():  # the tokenizer files may sit in the hub cache instead
+        if not path.exists() and (snapshot / name).exists():
+            paths[name] = snapshot / name
+    missing = [name for name, path in paths.items() if not path.exists()]
+    if missing:
+        raise InputError(
+            f"{', '.join(missing)} not found next to {given}",
+            file=str(folder),
+            entry=origin,
+            fix=f"put {', '.join(missing)} of {pin.repo} revision {pin.revision} in {folder}",
+        )
+    return _verified(pin, paths, cache_dir, origin)
+
+
+def _verified(
+    pin: CheckpointPin, paths: dict[str, Path], cache_dir: Path, origin: str
+) -> Checkpoint:
+    for name, path in paths.items():
+        verify(path, pin.files[name], pin, cache_dir, origin)
+    return Checkpoint(pin=pin, paths=paths, origin=origin)
+
+
+def _download(pin: CheckpointPin, hub: Path) -> dict[str, Path]:
+    """Fetch the pinned revision's files into the hub cache (huggingface_hub resumes partials)."""
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise InputError(
+            f"{DOWNLOAD_ENV} is set but huggingface_hub is not installed",
+            entry=DOWNLOAD_ENV,
+            fix="pip install huggingface_hub (it comes with transformers), or unset "
+            f"{DOWNLOAD_ENV}",
+        ) from None
+    paths = {}
+    for name in pin.files:
+        try:
+            local = hf_hub_download(
+                repo_id=pin.repo, filename=name, revision=pin.revision, cache_dir=str(hub)
+            )
+        except Exception as error:  # network, authentication, missing revision
+            raise InputError(
+                f"could not download {name} of {pin.repo} at {pin.revision}: {error}",
+                entry=DOWNLOAD_ENV,
+                fix=f"check the network, or unset {DOWNLOAD_ENV} to build with the stand-in",
+            ) from None
+        paths[name] = Path(local)
+    return paths

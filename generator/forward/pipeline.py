@@ -1,0 +1,139 @@
+"""One forward pass for the page: pick the model (GPT-2 if its pinned weights are here, else the
+stand-in), tokenize the prompt, run the numpy engine, and measure what the page shows.
+
+Everything the page prints comes from the ForwardPass this module returns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from generator.config import CONFIGS, ModelConfig
+from generator.engine import Trace, forward, load_safetensors
+from generator.errors import InputError
+from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
+from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_pins, resolve
+
+PROMPT_ENV = "ITM_FORWARD_PROMPT"
+# A sentence and then its start again: the second copy can be read off the first (induction),
+# and the last word's best continuation is the word that followed it the first time.
+DEFAULT_PROMPT = (
+    "The quick brown fox jumps over the lazy dog near the old river bank. "
+    "The quick brown fox jumps over the lazy dog near the old"
+)
+TOP_K = 10  # next-token predictions shown
+
+
+@dataclass(frozen=True)
+class Source:
+    """Which model the page shows, and how it got here."""
+
+    kind: str  # "gpt2" or "stand-in"
+    label: str  # "GPT-2 small" or "stand-in"
+    checkpoint: Checkpoint | None  # the verified GPT-2 files, for kind "gpt2"
+    standin: object | None  # generator.forward.standin.StandIn, for kind "stand-in"
+
+    @property
+    def is_gpt2(self) -> bool:
+        return self.kind == "gpt2"
+
+
+@dataclass
+class ForwardPass:
+    source: Source
+    cfg: ModelConfig
+    prompt: str
+    token_ids: np.ndarray  # [T], <|endoftext|> first
+    tokens: list[str]  # the text of each token
+    trace: Trace
+    heads: list[HeadScore]  # every head, layer by layer
+    chance: dict[str, float | None]  # each score for evenly spread attention
+    residual_norms: np.ndarray  # [n_layer + 1, T]: ‖x‖ entering block 0, then after each block
+    top_next: list[tuple[str, float]]  # the last position's most likely next tokens
+    predicted: list[str]  # each position's most likely next token
+
+    def attention(self, layer: int, head: int) -> np.ndarray:
+        """The head's attention pattern [T, T] (row: query position, column: key position)."""
+        return self.trace.blocks[layer].attention["weights"][head]
+
+    @property
+    def repeated(self) -> set[int]:
+        """Positions whose token appeared earlier (the ones the induction score looks at)."""
+        return set(induction_targets(self.token_ids))
+
+
+def prompt_from(env: Mapping[str, str]) -> str:
+    return env.get(PROMPT_ENV) or DEFAULT_PROMPT
+
+
+def choose_source(
+    root: Path, cache_dir: Path, env: Mapping[str, str], *, weights: str | None = None, log=None
+) -> Source:
+    """GPT-2 when its pinned files are found and verified, otherwise the trained stand-in."""
+    pin = load_pins(root / PINS_FILE)["gpt2"]
+    checkpoint = resolve(pin, cache_dir=cache_dir, user_path=weights, env=env)
+    if checkpoint is not None:
+        return Source("gpt2", CONFIGS[pin.model].label, checkpoint, None)
+    from generator.forward.standin import load_or_train
+
+    return Source("stand-in", "stand-in", None, load_or_train(cache_dir, log=log))
+
+
+def run(
+    root: Path,
+    cache_dir: Path,
+    *,
+    prompt: str | None = None,
+    env: Mapping[str, str] | None = None,
+    weights: str | None = None,
+    log=None,
+) -> ForwardPass:
+    """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
+    env = os.environ if env is None else env
+    prompt = prompt or prompt_from(env)
+    source = choose_source(root, cache_dir, env, weights=weights, log=log)
+    if source.is_gpt2:
+        from generator.forward.bpe import BPETokenizer
+
+        paths = source.checkpoint.paths
+        cfg = CONFIGS[source.checkpoint.pin.model]
+        tokenizer = BPETokenizer.from_files(paths["vocab.json"], paths["merges.txt"])
+        model_weights = load_safetensors(source.checkpoint.weights, cfg)
+    else:
+        cfg = source.standin.cfg
+        tokenizer = source.standin.tokenizer
+        model_weights = source.standin.weights
+
+    ids = [tokenizer.bos_id, *tokenizer.encode(prompt)]
+    if len(ids) > cfg.n_ctx:
+        raise InputError(
+            f"the prompt is {len(ids)} tokens with <|endoftext|>; {cfg.label} takes {cfg.n_ctx}",
+            entry=PROMPT_ENV,
+            fix="shorten the prompt",
+        )
+    token_ids = np.array(ids, dtype=np.int64)
+    trace = forward(model_weights, cfg, token_ids)
+
+    weights_per_block = [block.attention["weights"] for block in trace.blocks]
+    streams = [trace.blocks[0].resid_in] + [block.resid_out for block in trace.blocks]
+    norms = np.stack([np.linalg.norm(x, axis=-1) for x in streams])  # [n_layer + 1, T]
+    last = trace.probs[-1]
+    order = np.argsort(-last, kind="stable")[:TOP_K]
+    return ForwardPass(
+        source=source,
+        cfg=cfg,
+        prompt=prompt,
+        token_ids=token_ids,
+        tokens=[tokenizer.token_text(i) for i in ids],
+        trace=trace,
+        heads=score_heads(weights_per_block, token_ids),
+        chance=chance_scores(token_ids),
+        residual_norms=norms,
+        top_next=[(tokenizer.token_text(int(i)), float(last[i])) for i in order],
+        predicted=[tokenizer.token_text(int(i)) for i in trace.probs.argmax(axis=-1)],
+    )
