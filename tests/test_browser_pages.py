@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.axe_helpers import run_axe, serious
 from tests.test_browser_attention import off_site, open_page
 from tests.test_site_pages import nav_pages
 
@@ -16,7 +17,9 @@ def page_url(site_url: str, docs_path: str) -> str:
     return site_url + ("" if stem == "index" else f"{stem}/")
 
 
-def test_every_page_loads_clean_on_desktop_and_fits_a_phone(browser, site_url: str) -> None:
+def test_every_page_loads_clean_is_accessible_and_fits_a_phone(browser, site_url: str) -> None:
+    """No console errors, no off-site requests, KaTeX rendered, no serious or critical axe-core
+    violations in the page content, and no horizontal overflow at a 375-px viewport."""
     problems = []
     for docs_path in nav_pages():
         page, record = open_page(browser, page_url(site_url, docs_path))
@@ -26,6 +29,7 @@ def test_every_page_loads_clean_on_desktop_and_fits_a_phone(browser, site_url: s
             problems.append(f"{docs_path}: off-site {off_site(record['requests'], site_url)}")
         if page.locator(".katex-error").count():
             problems.append(f"{docs_path}: KaTeX error")
+        problems += [f"{docs_path}: {line}" for line in serious(run_axe(page, include="article"))]
         page.set_viewport_size({"width": 375, "height": 800})
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > 375:

@@ -19,6 +19,20 @@
       katex.render(tex, el, Object.assign({ displayMode: display }, KATEX_OPTIONS));
       el.dataset.typeset = "1";
     });
+    markScrolling(root);
+    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
+    if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
+  }
+
+  /* A formula wider than its column scrolls sideways: let keyboard users scroll it too. */
+  function markScrolling(root) {
+    root.querySelectorAll("div.arithmatex").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex")) {
+        el.tabIndex = 0;
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", "formula (scrolls sideways)");
+      }
+    });
   }
 
   /* Hovering or focusing anything tagged data-light lights everything with the same key. */
