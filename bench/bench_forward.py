@@ -1,0 +1,110 @@
+"""Benchmark of the forward-pass page (a report, not a test).
+
+    .venv/bin/python bench/bench_forward.py [--skip-cold]
+
+1. Stand-in training from scratch (cold), in a fresh process with an empty cache directory:
+   wall time, and the training loop's own time as the record notes it.
+2. A cached build's overhead for this page, in a fresh process: import generator.forward,
+   load the cached stand-in, run the engine, score heads, render every macro and generated file;
+   and whether torch was imported (it must not be).
+3. Page weight: the gallery's HTML, its thumbnails (loaded with the page), and the large views
+   (loaded one at a time, on demand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+COLD = """
+import json, time, pathlib
+start = time.perf_counter()
+from generator.forward.standin import load_or_train
+s = load_or_train(pathlib.Path({cache!r}))
+print(json.dumps({{"wall": time.perf_counter() - start, "record": s.record}}))
+"""
+
+CACHED = """
+import json, sys, time, pathlib
+start = time.perf_counter()
+from generator.forward import current
+from generator.forward import feature, render
+from generator.site import Site
+root = pathlib.Path({root!r})
+fp = current(root)
+site = Site(root=root, excerpts={{}})
+files = feature.files(site)
+gallery = render.gallery_block(fp, lambda p: "../" + p)
+print(json.dumps({{
+    "wall": time.perf_counter() - start,
+    "torch": "torch" in sys.modules,
+    "files": {{k: len(v) for k, v in files.items()}},
+    "gallery_html": len(gallery.encode()),
+    "model": fp.cfg.label,
+    "heads": len(fp.heads),
+    "tokens": len(fp.tokens),
+}}))
+"""
+
+
+def run(code: str, env: dict[str, str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-cold", action="store_true", help="do not train from scratch")
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rows: list[tuple[str, str]] = []
+
+    if not args.skip_cold:
+        with tempfile.TemporaryDirectory() as cache:
+            cold = run(COLD.format(cache=cache), env)
+        rows.append(("stand-in training, cold (process wall time)", f"{cold['wall']:.1f} s"))
+        rows.append(("  of which the training loop", f"{cold['record']['seconds']:.1f} s"))
+        rows.append(
+            ("  steps, final loss", f"{cold['record']['steps']}, {cold['record']['final_loss']}")
+        )
+
+    run(CACHED.format(root=str(ROOT)), env)  # make sure the site's cache holds the stand-in
+    cached = run(CACHED.format(root=str(ROOT)), env)
+    rows.append(
+        (
+            f"cached page work ({cached['model']}, {cached['tokens']} tokens)",
+            f"{cached['wall']:.2f} s",
+        )
+    )
+    rows.append(("  torch imported", str(cached["torch"])))
+    pngs = sum(n for k, n in cached["files"].items() if k.endswith(".png"))
+    svgs = [n for k, n in cached["files"].items() if k.endswith(".svg")]
+    rows.append(
+        (f"gallery HTML ({cached['heads']} heads)", f"{cached['gallery_html'] / 1024:.1f} KiB")
+    )
+    rows.append(("gallery thumbnails (PNG, all)", f"{pngs / 1024:.1f} KiB"))
+    rows.append(
+        ("large views (SVG): each / all", f"{max(svgs) / 1024:.1f} / {sum(svgs) / 1024:.1f} KiB")
+    )
+
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label:<{width}}  {value}")
+    print(f"\nmachine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    raise SystemExit(main())

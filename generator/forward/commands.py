@@ -1,0 +1,52 @@
+"""`itm forward`: run the forward-pass page's computation and print what the page would show.
+
+    itm forward [--weights PATH] [--prompt TEXT] [--download]
+
+--weights names GPT-2's model.safetensors (or a folder with it, vocab.json and merges.txt); it
+wins over ITM_GPT2_WEIGHTS. --download allows fetching the pinned revision (ITM_DOWNLOAD_WEIGHTS=1).
+Without GPT-2's files the stand-in is used (trained first if it is not cached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("forward", help="run the forward-pass page's model on a prompt")
+    parser.add_argument("--weights", help="GPT-2's model.safetensors, or a folder holding it")
+    parser.add_argument("--prompt", help="the prompt (default: the page's)")
+    parser.add_argument("--download", action="store_true", help="fetch the pinned revision")
+    parser.add_argument("--root", default=".", help="the project folder (default: .)")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from generator.forward.analysis import KINDS, strongest
+    from generator.forward.pipeline import run
+    from generator.site import cache_dir_for
+
+    root = Path(args.root).resolve()
+    env = dict(os.environ)
+    if args.download:
+        env["ITM_DOWNLOAD_WEIGHTS"] = "1"
+    fp = run(
+        root,
+        cache_dir_for(root),
+        prompt=args.prompt,
+        env=env,
+        weights=args.weights,
+        log=lambda m: print(m, file=sys.stderr),
+    )
+    where = fp.source.checkpoint.origin if fp.source.is_gpt2 else str(fp.source.standin.path)
+    print(f"model: {fp.cfg.label} ({where})")
+    print(f"tokens ({len(fp.tokens)}): {'|'.join(fp.tokens)}")
+    for kind in KINDS:
+        best = strongest(fp.heads, kind)
+        shown = ", ".join(f"{h.label} {h.score(kind):.2f}" for h in best) or "–"
+        print(f"{kind:>15}: {shown}")
+    print("next token: " + ", ".join(f"{t!r} {100 * p:.1f}%" for t, p in fp.top_next[:5]))
+    return 0

@@ -1,0 +1,106 @@
+"""The forward-pass page as a site feature: generated files and {{ forward_*() }} macros.
+
+files(site): each head's attention as a PNG thumbnail and a labelled SVG view, plus
+  forward/heads.json (every head's scores, for other pages and scripts).
+macros(page): the page's blocks, all rendered from one ForwardPass computed once per build.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from generator.forward import analysis, render
+from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
+from generator.forward.figures import attention_png, attention_svg
+from generator.forward.pipeline import ForwardPass
+from generator.site import Site
+
+PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
+ASSETS = ("assets/forward.css", "assets/forward.js")
+
+
+def _log(message: str) -> None:
+    print(f"Inside the Model: {message}", file=sys.stderr)
+
+
+def forward_pass(site: Site) -> ForwardPass:
+    """The build's forward pass (computed once per site root and environment)."""
+    from generator.forward import current
+
+    return current(site.root, log=_log)
+
+
+def _pin(site: Site) -> CheckpointPin:
+    return load_pins(Path(site.root) / PINS_FILE)["gpt2"]
+
+
+def files(site: Site) -> dict[str, bytes]:
+    fp = forward_pass(site)
+    shown = [render.show(t) for t in fp.tokens]
+    out: dict[str, bytes] = {}
+    for h in fp.heads:
+        pattern = fp.attention(h.layer, h.head)
+        out[render.head_file(h.layer, h.head, "png")] = attention_png(pattern)
+        title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
+        out[render.head_file(h.layer, h.head, "svg")] = attention_svg(pattern, shown, title)
+    out["forward/heads.json"] = heads_json(fp)
+    return out
+
+
+def heads_json(fp: ForwardPass) -> bytes:
+    data = {
+        "source": fp.source.kind,
+        "model": fp.cfg.label,
+        "page": PAGE,
+        "thresholds": analysis.THRESHOLDS,
+        "chance": {k: _round(v) for k, v in fp.chance.items()},
+        "heads": [
+            {
+                "layer": h.layer,
+                "head": h.head,
+                "anchor": h.anchor,
+                "previous_token": _round(h.previous_token),
+                "induction": _round(h.induction),
+                "first_token": _round(h.first_token),
+                "kinds": list(h.kinds),
+            }
+            for h in fp.heads
+        ],
+    }
+    return (json.dumps(data, sort_keys=True, indent=1) + "\n").encode()
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def macros(page) -> dict[str, Callable[..., str]]:
+    """{{ forward_*() }} blocks. Each computes nothing new: they all read the build's ForwardPass."""
+
+    def url(site_path: str) -> str:
+        found = page.url_for(site_path)
+        if found is None:
+            raise KeyError(f"{site_path} is not part of the site")
+        return found
+
+    def fp() -> ForwardPass:
+        return forward_pass(page.site)
+
+    def assets() -> str:
+        css, js = (url(path) for path in ASSETS)
+        return f'<link rel="stylesheet" href="{css}">\n<script src="{js}" defer></script>\n'
+
+    return {
+        "forward_assets": assets,
+        "forward_source": lambda: render.source_note(fp(), _pin(page.site)),
+        "forward_tokens": lambda: render.tokens_block(fp()),
+        "forward_residual": lambda: render.residual_block(fp()),
+        "forward_found": lambda: render.found_block(fp(), url),
+        "forward_gallery": lambda: render.gallery_block(fp(), url),
+        "forward_scores": lambda: render.scores_table(fp()),
+        "forward_predictions": lambda: render.predictions_block(fp()),
+        "forward_howto": lambda: render.howto_block(fp(), _pin(page.site)),
+    }

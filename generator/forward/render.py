@@ -1,0 +1,331 @@
+"""The forward-pass page's HTML blocks, each rendered from a ForwardPass at build time.
+
+Every block reads well without JavaScript: the gallery's cells link to each head's large view
+(an SVG file); forward.js only opens that view in place and moves between heads.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+import numpy as np
+
+from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, strongest
+from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
+from generator.forward.figures import colour, hex_colour, text_colour
+from generator.forward.pipeline import PROMPT_ENV, ForwardPass
+from generator.render.numbers import fmt_int
+
+KIND_TEXT = {
+    "previous-token": "previous-token heads: each position looks at the one just before it",
+    "induction": "induction heads: a repeated token looks at what followed its earlier copy",
+    "first-token": "heads that rest on the first token when nothing else is worth attending to",
+}
+Url = Callable[[str], str]  # site path -> link relative to the page
+
+
+def head_file(layer: int, head: int, ext: str) -> str:
+    return f"forward/heads/{layer}-{head}.{ext}"
+
+
+def show(token: str) -> str:
+    """A token as the page prints it: spaces visible as ␣, newlines as ↵."""
+    return token.replace(" ", "␣").replace("\n", "↵")
+
+
+def fmt_score(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def fmt_prob(p: float) -> str:
+    return f"{100 * p:.1f}%"
+
+
+# -- which model ---------------------------------------------------------------------------------
+def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
+    if fp.source.is_gpt2:
+        ck = fp.source.checkpoint
+        return (
+            '<div class="admonition success itm-source" data-source="gpt2">\n'
+            f'<p class="admonition-title">Showing {html.escape(fp.cfg.label)}: its real heads</p>\n'
+            f"<p>Weights: <code>{html.escape(pin.repo)}</code> at revision "
+            f"<code>{pin.revision}</code>, <code>{WEIGHTS_FILE}</code> sha256 "
+            f"<code>{pin.files[WEIGHTS_FILE].sha256}</code>, verified before use (found via "
+            f"{html.escape(ck.origin)}). Tokens come from the same revision's BPE vocabulary.</p>\n"
+            "</div>\n"
+        )
+    standin = fp.source.standin
+    cfg, record = fp.cfg, standin.record
+    return (
+        '<div class="admonition warning itm-source" data-source="stand-in">\n'
+        '<p class="admonition-title">Showing a stand-in, not GPT-2</p>\n'
+        f"<p>GPT-2's weights are not on the machine that built this page, so it shows a small "
+        f"model of GPT-2's architecture that the build trained itself: {cfg.n_layer} blocks of "
+        f"{cfg.n_head} heads, width {cfg.d_model}, a vocabulary of {fmt_int(cfg.vocab_size)} "
+        f"words, {fmt_int(record['steps'])} training steps on synthetic text (final loss "
+        f"{record['final_loss']:.3f} on the tokens the text decides). Its heads are learned, not "
+        "random: the training text pays for looking at the previous word and for copying a "
+        "repeated phrase, and the scores below say which of these the heads picked up. It is not "
+        "GPT-2, and its numbers are not GPT-2's. "
+        '<a href="#own-weights">How to see GPT-2\'s own heads</a>.</p>\n'
+        "</div>\n"
+    )
+
+
+# -- tokens --------------------------------------------------------------------------------------
+def tokens_block(fp: ForwardPass) -> str:
+    repeated = fp.repeated
+    items = []
+    for i, token in enumerate(fp.tokens):
+        cls = "itm-token is-repeat" if i in repeated else "itm-token"
+        note = " (its token appeared before)" if i in repeated else ""
+        items.append(
+            f'<li class="{cls}" title="position {i}{note}"><span class="itm-token__pos">{i}</span>'
+            f'<span class="itm-token__text">{html.escape(show(token))}</span></li>'
+        )
+    first_repeat = min(repeated) if repeated else None
+    summary = f"{len(fp.tokens)} tokens, <code>&lt;|endoftext|&gt;</code> first."
+    if first_repeat is not None:
+        summary += (
+            f" The {len(repeated)} marked positions (from position {first_repeat} on) repeat a "
+            "token seen earlier: there an induction head can look up what came next last time."
+        )
+    return (
+        f'<p class="itm-prompt">Prompt: <q>{html.escape(fp.prompt)}</q></p>\n'
+        f'<ol class="itm-tokens" start="0">{"".join(items)}</ol>\n'
+        f'<p class="itm-note">{summary} Tokens: {html.escape(_tokenizer_name(fp))}; '
+        "␣ marks a space.</p>\n"
+    )
+
+
+def _tokenizer_name(fp: ForwardPass) -> str:
+    if fp.source.is_gpt2:
+        return "GPT-2's byte-level BPE of the pinned revision"
+    return "the stand-in's own word vocabulary (not GPT-2's)"
+
+
+# -- residual stream -------------------------------------------------------------------------------
+def residual_block(fp: ForwardPass) -> str:
+    norms = fp.residual_norms  # [n_layer + 1, T]
+    logs = np.log(norms)
+    low, high = float(logs.min()), float(logs.max())
+    span = high - low or 1.0
+    head = "".join(
+        f'<th scope="col" title="position {i}">{html.escape(show(t))}</th>'
+        for i, t in enumerate(fp.tokens)
+    )
+    rows = []
+    for r, row in enumerate(norms):
+        label = "embedding" if r == 0 else f"after block {r - 1}"
+        cells = []
+        for i, value in enumerate(row):
+            rgb = colour(np.array(0.85 * (np.log(value) - low) / span))
+            cells.append(
+                f'<td style="background:{hex_colour(rgb)};color:{text_colour(rgb)}" '
+                f'title="{label}, position {i}: {value:.2f}">{_short(value)}</td>'
+            )
+        rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
+    growth = norms[-1] / norms[0]
+    median = float(np.median(growth[1:])) if len(growth) > 1 else float(growth[0])
+    first = float(growth[0])
+    return (
+        '<div class="itm-residual" role="region" aria-label="Residual stream norms" tabindex="0">'
+        '<table class="itm-residual__table">'
+        f"<caption>‖x‖, the length of the residual-stream vector, at each position (columns) "
+        f"entering block 0 and after each block (rows); colour on a log scale.</caption>"
+        f'<thead><tr><th scope="col">stream</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>\n"
+        f'<p class="itm-note">From the embedding to the last block the median position\'s vector '
+        f"grows {median:.1f}×; the first position's grows {first:.1f}×.</p>\n"
+    )
+
+
+def _short(value: float) -> str:
+    """A norm in at most four characters: 0.93, 12.4, 187, 3.1k."""
+    if value >= 1000:
+        return f"{value / 1000:.1f}k"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+# -- heads -----------------------------------------------------------------------------------------
+def found_block(fp: ForwardPass, url: Url) -> str:
+    """The head types the scores point out, strongest heads first, with their scores."""
+    items = []
+    for kind in KINDS:
+        chance = fp.chance[kind]
+        if chance is None:
+            items.append(f"<li>{KIND_TEXT[kind]}: the prompt repeats no token to test this.</li>")
+            continue
+        named = [h for h in strongest(fp.heads, kind, n=len(fp.heads)) if kind in h.kinds]
+        links = ", ".join(_head_link(h, kind) for h in named[:6]) or "none reach the threshold"
+        more = f" and {len(named) - 6} more" if len(named) > 6 else ""
+        items.append(
+            f'<li data-kind="{kind}"><strong>{KIND_TEXT[kind].split(":")[0]}</strong> '
+            f'<span class="itm-kind-badge itm-kind-badge--{SHORT[kind]}">{SHORT[kind]}</span>'
+            f"{KIND_TEXT[kind][len(KIND_TEXT[kind].split(':')[0]) :]}. "
+            f"Score ≥ {THRESHOLDS[kind]:.2f} (even attention would score {chance:.2f}): "
+            f"{links}{more}.</li>"
+        )
+    return '<ul class="itm-found">\n' + "\n".join(items) + "\n</ul>\n"
+
+
+def _head_link(h: HeadScore, kind: str) -> str:
+    return f'<a href="#{h.anchor}">{h.label}</a> ({fmt_score(h.score(kind))})'
+
+
+def gallery_block(fp: ForwardPass, url: Url) -> str:
+    """layers × heads thumbnails; each links to its large view. The viewer is filled by JS."""
+    T = len(fp.tokens)
+    rows = []
+    by_layer: dict[int, list[HeadScore]] = {}
+    for h in fp.heads:
+        by_layer.setdefault(h.layer, []).append(h)
+    header = "".join(
+        f'<span class="itm-gallery__col">head {i}</span>' for i in range(fp.cfg.n_head)
+    )
+    for layer, heads in sorted(by_layer.items()):
+        cells = []
+        for h in heads:
+            kinds = "".join(
+                f'<abbr class="itm-kind-badge itm-kind-badge--{SHORT[k]}" title="{k}">{SHORT[k]}</abbr>'
+                for k in h.kinds
+            )
+            described = (
+                f"Block {h.layer}, head {h.head}. Previous-token {fmt_score(h.previous_token)}, "
+                f"induction {fmt_score(h.induction)}, first-token {fmt_score(h.first_token)}"
+                + (f"; {', '.join(h.kinds)}" if h.kinds else "")
+            )
+            cells.append(
+                f'<a class="itm-head" id="{h.anchor}" href="{url(head_file(h.layer, h.head, "svg"))}" '
+                f'data-head="{h.label}" data-prev="{fmt_score(h.previous_token)}" '
+                f'data-induction="{fmt_score(h.induction)}" data-first="{fmt_score(h.first_token)}" '
+                f'data-kinds="{" ".join(h.kinds)}" aria-label="{html.escape(described)}">'
+                f'<img src="{url(head_file(h.layer, h.head, "png"))}" width="{T}" height="{T}" '
+                f'alt="" loading="lazy" decoding="async">'
+                f'<span class="itm-head__label">{h.label}</span>'
+                f'<span class="itm-head__kinds">{kinds}</span></a>'
+            )
+        rows.append(
+            f'<div class="itm-gallery__row" role="group" aria-label="Block {layer}">'
+            f'<span class="itm-gallery__layer">block {layer}</span>{"".join(cells)}</div>'
+        )
+    return (
+        f'<div class="itm-gallery" style="--itm-heads:{fp.cfg.n_head}" '
+        f'data-layers="{fp.cfg.n_layer}" data-heads="{fp.cfg.n_head}">'
+        f'<div class="itm-gallery__row itm-gallery__header" aria-hidden="true">'
+        f'<span class="itm-gallery__layer"></span>{header}</div>'
+        f"{''.join(rows)}</div>\n"
+        '<div class="itm-head-view" hidden role="dialog" aria-modal="false" '
+        'aria-labelledby="itm-head-view-title" tabindex="-1">'
+        '<div class="itm-head-view__bar">'
+        '<button type="button" class="itm-head-view__prev" aria-label="Previous head">‹</button>'
+        '<h3 id="itm-head-view-title" class="itm-head-view__title"></h3>'
+        '<button type="button" class="itm-head-view__next" aria-label="Next head">›</button>'
+        '<button type="button" class="itm-head-view__close" aria-label="Close">×</button></div>'
+        '<p class="itm-head-view__scores"></p>'
+        '<img class="itm-head-view__image" alt="">'
+        '<p class="itm-head-view__open"><a href="">Open this view on its own</a></p></div>\n'
+        f'<p class="itm-note">Each small square is one head\'s attention on the prompt: row i is '
+        f"where position i looks, column j the position it looks at; darker is more weight "
+        f"(colour ∝ √weight); the grey triangle is the future, hidden by the causal mask. "
+        f"Badges: {', '.join(f'{SHORT[k]} {k}' for k in KINDS)}. Select a head for its large "
+        "view with the tokens on both axes.</p>\n"
+    )
+
+
+def scores_table(fp: ForwardPass) -> str:
+    """Every head's three scores, as a table (the gallery's numbers, readable without images)."""
+    rows = []
+    for h in fp.heads:
+        rows.append(
+            f'<tr><td><a href="#{h.anchor}">{h.label}</a></td>'
+            f"<td>{fmt_score(h.previous_token)}</td><td>{fmt_score(h.induction)}</td>"
+            f"<td>{fmt_score(h.first_token)}</td><td>{', '.join(h.kinds) or '–'}</td></tr>"
+        )
+    chance = fp.chance
+    return (
+        '<details class="itm-scores"><summary>Every head\'s scores</summary>'
+        '<table><thead><tr><th scope="col">head</th><th scope="col">previous-token</th>'
+        '<th scope="col">induction</th><th scope="col">first-token</th>'
+        '<th scope="col">pointed out as</th></tr></thead><tbody>'
+        f'<tr class="itm-scores__chance"><td>even attention</td><td>{fmt_score(chance["previous-token"])}</td>'
+        f"<td>{fmt_score(chance['induction'])}</td><td>{fmt_score(chance['first-token'])}</td><td>–</td></tr>"
+        f"{''.join(rows)}</tbody></table></details>\n"
+    )
+
+
+# -- predictions -----------------------------------------------------------------------------------
+def predictions_block(fp: ForwardPass) -> str:
+    top = fp.top_next
+    best = max(p for _, p in top)
+    rows = "".join(
+        f"<tr><td>{rank}</td><td><code>{html.escape(show(token))}</code></td>"
+        f'<td class="itm-prob"><span class="itm-prob__bar" style="width:{100 * p / best:.1f}%">'
+        f"</span>{fmt_prob(p)}</td></tr>"
+        for rank, (token, p) in enumerate(top, start=1)
+    )
+    last = html.escape(show(fp.tokens[-1]))
+    steps = []
+    for i, token in enumerate(fp.tokens[:-1]):
+        hit = fp.predicted[i] == fp.tokens[i + 1]
+        cls = ' class="is-hit"' if hit else ""
+        steps.append(
+            f"<tr{cls}><td>{i}</td><td><code>{html.escape(show(token))}</code></td>"
+            f"<td><code>{html.escape(show(fp.predicted[i]))}</code></td>"
+            f"<td><code>{html.escape(show(fp.tokens[i + 1]))}</code></td></tr>"
+        )
+    hits = sum(fp.predicted[i] == fp.tokens[i + 1] for i in range(len(fp.tokens) - 1))
+    repeated = sorted(fp.repeated)
+    hits_repeat = sum(
+        fp.predicted[i - 1] == fp.tokens[i] for i in repeated if i - 1 >= 0 and i - 1 in repeated
+    )
+    return (
+        f"<p>After the last token, <code>{last}</code>, the model's most likely next tokens:</p>\n"
+        '<table class="itm-top"><thead><tr><th scope="col">#</th><th scope="col">token</th>'
+        f'<th scope="col">probability</th></tr></thead><tbody>{rows}</tbody></table>\n'
+        f'<details class="itm-steps"><summary>The top guess at every position: {hits} of '
+        f"{len(fp.tokens) - 1} right, {hits_repeat} of them inside the repeat</summary>"
+        '<table><thead><tr><th scope="col">position</th><th scope="col">token</th>'
+        '<th scope="col">top guess for the next</th><th scope="col">actual next</th></tr></thead>'
+        f"<tbody>{''.join(steps)}</tbody></table></details>\n"
+    )
+
+
+# -- how to get GPT-2's heads ------------------------------------------------------------------------
+def howto_block(fp: ForwardPass, pin: CheckpointPin) -> str:
+    files = " ".join(pin.files)
+    rows = "".join(
+        f"<tr><td><code>{html.escape(f.name)}</code></td><td>{fmt_int(f.size)}</td>"
+        f"<td><code>{f.sha256}</code></td></tr>"
+        for f in pin.files.values()
+    )
+    state = (
+        f"This build found them ({html.escape(fp.source.checkpoint.origin)})."
+        if fp.source.is_gpt2
+        else "This build did not find them, so the page above shows the stand-in."
+    )
+    return (
+        f"<p>The page uses GPT-2's weights only at the pinned revision, checked byte for byte. "
+        f"{state}</p>\n"
+        f'<table class="itm-pin"><caption><code>{html.escape(pin.repo)}</code> at '
+        f"<code>{pin.revision}</code> ({html.escape(PINS_FILE)})</caption>"
+        '<thead><tr><th scope="col">file</th><th scope="col">bytes</th>'
+        f'<th scope="col">sha256</th></tr></thead><tbody>{rows}</tbody></table>\n'
+        "<p>The build looks, in this order:</p>\n<ol>\n"
+        f"<li>at a path you give: <code>{pin.env}=/path/to/{WEIGHTS_FILE}</code> (the tokenizer "
+        f"files beside it), or a folder holding all three;</li>\n"
+        "<li>in the Hugging Face cache (<code>HF_HUB_CACHE</code>, <code>HF_HOME</code>, or "
+        f"<code>~/.cache/huggingface/hub</code>), snapshot <code>{pin.revision}</code>;</li>\n"
+        "<li>on the hub, only when you ask: <code>ITM_DOWNLOAD_WEIGHTS=1</code> downloads that "
+        "revision into the cache, resuming a partial download, and verifies it first.</li>\n"
+        "</ol>\n"
+        f"<p>For example: <code>hf download {html.escape(pin.repo)} {files} --revision "
+        f"{pin.revision}</code>, then build again. A file whose sha256 differs is refused, with "
+        f'both hashes in the message. A different prompt: <code>{PROMPT_ENV}="…"</code> (the '
+        "stand-in knows only its own word list).</p>\n"
+    )

@@ -1,0 +1,298 @@
+"""The stand-in: a small model of GPT-2's architecture that the build trains when GPT-2's weights
+are absent, so the forward-pass page shows learned heads rather than random ones.
+
+The task makes attention structure worth learning. Each training sequence starts with
+<|endoftext|> and is otherwise random words, with two kinds of structure planted in it:
+- rules: a fixed quarter of the words decide the word two places after them (a fixed random
+  mapping), which pays a head for looking at the previous token;
+- repeats: a span of words appears twice, so once the second copy has begun, the rest of it can
+  be read off the first copy. That is an induction head's job: "A B … A → B".
+The loss counts only the positions this structure decides (random words cannot be predicted).
+
+Training runs in torch (imported only here, only when no cached result exists), seeded and
+deterministic on one machine, and takes well under a minute on two cores. The weights are saved
+under transformers' GPT-2 names in Conv1D's [in, out] layout, so the numpy engine (and
+transformers' GPT2LMHeadModel) run them as they run GPT-2. The result is cached in
+.cache/standin/<key>.npz, where key hashes everything that decides the weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from generator.config import ModelConfig
+from generator.engine.layers import Weights
+from generator.engine.weights import weight_shapes
+from generator.forward.checkpoints import write_atomic
+from generator.forward.tokens import ENDOFTEXT, WordTokenizer
+
+# Token 0 starts every sequence. The words cover the default prompt and plenty more; the model
+# never learns what a word means, only where the same word appeared before.
+WORDS: tuple[str, ...] = (
+    ENDOFTEXT,
+    ".", ",", "The", "the", "a", "and", "of", "to", "in", "on", "at", "near", "over", "under",
+    "quick", "brown", "fox", "jumps", "lazy", "dog", "old", "river", "bank", "cat", "sat",
+    "mat", "bird", "sings", "song", "tree", "green", "red", "blue", "house", "door", "opens",
+    "slowly", "little", "big", "boat", "sails", "sea", "sun", "rises", "moon", "night", "day",
+    "rain", "falls", "on", "hill", "road", "long", "walks", "home", "man", "woman", "child",
+    "reads", "book", "writes", "letter", "train", "stops", "town", "bridge", "stone",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Training:
+    """Everything that decides the stand-in's weights (the cache key hashes all of it)."""
+
+    seed: int = 0
+    steps: int = 700
+    batch: int = 32  # sequences per step
+    seq_len: int = 32  # tokens per sequence, <|endoftext|> included; also the context length
+    n_layer: int = 2
+    n_head: int = 4
+    d_model: int = 64
+    lr: float = 3e-3
+    weight_decay: float = 0.01
+    init_std: float = 0.125  # ≈ 1/√d_model
+    skip_rate: float = 1.0  # chance that a rule word's rule is applied
+    span_min: int = 4  # repeated span length
+    span_max: int = 10
+    threads: int = 1  # a fixed thread count keeps the floating-point order fixed
+
+
+TRAINING = Training()
+
+
+def vocabulary() -> tuple[str, ...]:
+    """WORDS without duplicates, in order (a word listed twice is one token)."""
+    return tuple(dict.fromkeys(WORDS))
+
+
+def standin_config(training: Training = TRAINING) -> ModelConfig:
+    return ModelConfig(
+        name="stand-in",
+        label="stand-in",
+        n_layer=training.n_layer,
+        n_head=training.n_head,
+        d_model=training.d_model,
+        n_ctx=training.seq_len,
+        vocab_size=len(vocabulary()),
+    )
+
+
+@dataclass
+class StandIn:
+    """A trained stand-in: its config, weights (engine names), tokenizer and training record."""
+
+    cfg: ModelConfig
+    weights: Weights
+    tokenizer: WordTokenizer
+    training: Training
+    record: dict  # steps, final_loss, key; from the run that made the cached file
+    path: Path  # the cached .npz
+
+
+# -- data --------------------------------------------------------------------------------------------
+def skip_mapping(vocab_size: int, seed: int) -> np.ndarray:
+    """mapping[w]: the word that two places after w must be, or -1 when w sets no rule.
+
+    A fixed random quarter of the words (never <|endoftext|>) set a rule, each to a random word.
+    """
+    rng = np.random.default_rng([seed, 7])
+    mapping = np.full(vocab_size, -1)
+    words = rng.permutation(np.arange(1, vocab_size))[: (vocab_size - 1) // 4]
+    mapping[words] = rng.integers(1, vocab_size, size=len(words))
+    return mapping
+
+
+def synthetic_batch(
+    rng: np.random.Generator, training: Training, vocab_size: int, mapping: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ids [B, T], decided [B, T]): decided[b, t] is True when token t follows from the context."""
+    B, T = training.batch, training.seq_len
+    ids = rng.integers(1, vocab_size, size=(B, T))
+    ids[:, 0] = 0
+    decided = np.zeros((B, T), dtype=bool)
+    if training.skip_rate > 0:
+        for t in range(2, T):  # a rule word decides the word two places after it
+            ruled = (mapping[ids[:, t - 2]] >= 0) & (rng.random(B) < training.skip_rate)
+            ids[ruled, t] = mapping[ids[ruled, t - 2]]
+            decided[ruled, t] = True
+    for b in range(B):  # one span, copied later in the sequence
+        span = int(rng.integers(training.span_min, training.span_max + 1))
+        first = int(rng.integers(1, T - 2 * span + 1))
+        second = int(rng.integers(first + span, T - span + 1))
+        ids[b, second : second + span] = ids[b, first : first + span]
+        decided[b, second : second + span] = False
+        decided[b, second + 1 : second + span] = True  # after its first word, the copy is known
+    return ids, decided
+
+
+# -- the cache -----------------------------------------------------------------------------------------
+def cache_key(training: Training = TRAINING) -> str:
+    """sha256 over the settings, the vocabulary, this module's source and the torch version."""
+    source = Path(__file__).read_bytes()
+    try:
+        from importlib.metadata import version
+
+        torch_version = version("torch")
+    except Exception:  # torch absent: the key still names the settings
+        torch_version = "none"
+    blob = json.dumps(
+        {
+            "training": asdict(training),
+            "words": vocabulary(),
+            "source": hashlib.sha256(source).hexdigest(),
+            "torch": torch_version,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cache_path(cache_dir: Path, training: Training = TRAINING) -> Path:
+    return cache_dir / "standin" / f"{cache_key(training)}.npz"
+
+
+def load_or_train(cache_dir: Path, training: Training = TRAINING, *, log=None) -> StandIn:
+    """The cached stand-in for these settings; trained (and cached) first if there is none."""
+    path = cache_path(cache_dir, training)
+    if not path.exists():
+        weights, record = train(training, log=log)
+        record["key"] = cache_key(training)
+        save(path, weights, record)
+    weights, record = load(path)
+    cfg = standin_config(training)
+    return StandIn(cfg, weights, WordTokenizer(vocabulary()), training, record, path)
+
+
+def save(path: Path, weights: Weights, record: dict) -> None:
+    """An .npz of float32 tensors by name plus the record as JSON; written atomically."""
+    buffer = io.BytesIO()
+    arrays = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
+    arrays["__record__"] = np.frombuffer(json.dumps(record, sort_keys=True).encode(), np.uint8)
+    np.savez(buffer, **arrays)
+    write_atomic(path, buffer.getvalue())
+
+
+def load(path: Path) -> tuple[Weights, dict]:
+    with np.load(path) as data:
+        record = json.loads(bytes(data["__record__"]).decode())
+        weights = {name: data[name] for name in data.files if name != "__record__"}
+    return weights, record
+
+
+def weights_digest(weights: Weights) -> str:
+    """sha256 over every tensor's name, shape and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(weights):
+        array = np.ascontiguousarray(weights[name], dtype=np.float32)
+        digest.update(f"{name}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+# -- training (torch) ----------------------------------------------------------------------------------
+def initial_weights(cfg: ModelConfig, training: Training) -> Weights:
+    """GPT-2's initialisation scheme at this width: N(0, σ²) matrices and embeddings, output
+    projections scaled by 1/√(2·n_layer), zero biases, LayerNorm gain 1 and shift 0."""
+    rng = np.random.default_rng([training.seed, 1])
+    weights: Weights = {}
+    for name, shape in weight_shapes(cfg).items():
+        if ".ln_" in name or name.startswith("ln_f"):
+            value = np.ones(shape) if name.endswith(".weight") else np.zeros(shape)
+        elif name.endswith(".bias"):
+            value = np.zeros(shape)
+        elif name.endswith("c_proj.weight"):
+            value = rng.standard_normal(shape) * training.init_std / math.sqrt(2 * cfg.n_layer)
+        else:
+            value = rng.standard_normal(shape) * training.init_std
+        weights[name] = value.astype(np.float32)
+    return weights
+
+
+def torch_forward(p: dict, cfg: ModelConfig, ids):
+    """GPT-2's forward pass in torch over a batch ids [B, T]; p holds tensors by engine name.
+
+    The same steps as generator.engine.model.forward, batched: the engine is the reference.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    B, T = ids.shape
+    d, h = cfg.d_model, cfg.n_head
+    visible = torch.ones(T, T, dtype=torch.bool).tril()
+    x = p["wte.weight"][ids] + p["wpe.weight"][:T]  # [B, T, d]
+    for i in range(cfg.n_layer):
+        w = {name[len(f"h.{i}.") :]: t for name, t in p.items() if name.startswith(f"h.{i}.")}
+        a = F.layer_norm(x, (d,), w["ln_1.weight"], w["ln_1.bias"], cfg.layer_norm_eps)
+        q, k, v = (a @ w["attn.c_attn.weight"] + w["attn.c_attn.bias"]).split(d, dim=-1)
+        q, k, v = (z.view(B, T, h, d // h).transpose(1, 2) for z in (q, k, v))  # [B, h, T, dh]
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // h)  # [B, h, T, T]
+        pattern = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1)
+        heads = (pattern @ v).transpose(1, 2).reshape(B, T, d)
+        x = x + heads @ w["attn.c_proj.weight"] + w["attn.c_proj.bias"]
+        m = F.layer_norm(x, (d,), w["ln_2.weight"], w["ln_2.bias"], cfg.layer_norm_eps)
+        hidden = F.gelu(m @ w["mlp.c_fc.weight"] + w["mlp.c_fc.bias"], approximate="tanh")
+        x = x + hidden @ w["mlp.c_proj.weight"] + w["mlp.c_proj.bias"]
+    x = F.layer_norm(x, (d,), p["ln_f.weight"], p["ln_f.bias"], cfg.layer_norm_eps)
+    return x @ p["wte.weight"].T  # [B, T, V], tied unembedding
+
+
+def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
+    """Train the stand-in from scratch; returns (weights by engine name, record)."""
+    import torch
+    import torch.nn.functional as F
+
+    cfg = standin_config(training)
+    previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+    torch.manual_seed(training.seed)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(training.threads)
+    started = time.perf_counter()
+    try:
+        params = {
+            name: torch.tensor(value, requires_grad=True)
+            for name, value in initial_weights(cfg, training).items()
+        }
+        optimizer = torch.optim.AdamW(
+            list(params.values()),
+            lr=training.lr,
+            weight_decay=training.weight_decay,
+            betas=(0.9, 0.95),
+        )
+        rng = np.random.default_rng([training.seed, 2])
+        mapping = skip_mapping(cfg.vocab_size, training.seed)
+        losses = []
+        for step in range(training.steps):
+            ids, decided = synthetic_batch(rng, training, cfg.vocab_size, mapping)
+            ids_t = torch.from_numpy(ids)
+            target = torch.from_numpy(decided[:, 1:])
+            logits = torch_forward(params, cfg, ids_t)[:, :-1]  # position t predicts t + 1
+            loss = F.cross_entropy(logits[target], ids_t[:, 1:][target])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            if log and (step % 250 == 0 or step == training.steps - 1):
+                log(f"stand-in: step {step} loss {losses[-1]:.3f}")
+        weights = {name: t.detach().numpy().copy() for name, t in params.items()}
+    finally:
+        torch.set_num_threads(previous[0])
+        torch.use_deterministic_algorithms(previous[1])
+    tail = losses[-100:]
+    record = {
+        "steps": training.steps,
+        "final_loss": round(float(np.mean(tail)), 4),  # mean of the last 100 steps
+        "seconds": round(time.perf_counter() - started, 1),  # not shown on the page
+        "pid": os.getpid(),
+    }
+    return weights, record

@@ -1,0 +1,122 @@
+"""The forward-pass page in a real headless Chromium: every head's thumbnail renders, selecting
+one opens its large view, a #head-L-H link opens that head, JavaScript off still links to the
+views, and nothing is loaded from another host or logged as an error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_browser_attention import off_site
+
+pytestmark = pytest.mark.browser
+PATH = "forward-pass/"
+
+
+def recorded(context, url: str):
+    page = context.new_page()
+    record: dict[str, list] = {"errors": [], "requests": []}
+    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
+    page.on("pageerror", lambda e: record["errors"].append(str(e)))
+    page.on("request", lambda r: record["requests"].append(r.url))
+    page.goto(url, wait_until="networkidle")
+    return page, record
+
+
+@pytest.fixture(scope="module")
+def heads(built_site: Path) -> list[dict]:
+    return json.loads((built_site / "forward" / "heads.json").read_text(encoding="utf-8"))["heads"]
+
+
+def test_gallery_renders_every_head(browser, site_url, heads):
+    page, record = recorded(browser.new_context(), site_url + PATH)
+    cells = page.locator(".itm-gallery a.itm-head")
+    assert cells.count() == len(heads)
+    for i in range(cells.count()):  # lazy images load once scrolled to
+        cells.nth(i).scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.itm-head img'))"
+        ".every(img => img.complete && img.naturalWidth > 0)"
+    )
+    box = cells.first.locator("img").bounding_box()
+    assert box["width"] >= 30 and abs(box["width"] - box["height"]) < 1
+    assert record["errors"] == []
+    assert off_site(record["requests"], site_url) == []
+    page.context.close()
+
+
+def test_selecting_a_head_opens_its_large_view(browser, site_url, heads):
+    page, record = recorded(browser.new_context(), site_url + PATH)
+    view = page.locator(".itm-head-view")
+    assert view.is_hidden()
+    target = heads[-1]
+    page.locator(f"#{target['anchor']}").click()
+    assert view.is_visible()
+    title = page.locator(".itm-head-view__title").inner_text()
+    assert title == f"Block {target['layer']}, head {target['head']}"
+    page.wait_for_function(
+        "() => { const i = document.querySelector('.itm-head-view__image');"
+        " return i.complete && i.naturalWidth > 200; }"
+    )
+    assert (
+        page.locator(".itm-head-view__image")
+        .get_attribute("src")
+        .endswith(f"forward/heads/{target['layer']}-{target['head']}.svg")
+    )
+    assert page.evaluate("location.hash") == f"#{target['anchor']}"
+    # Next wraps around to the first head; Escape closes and gives focus back.
+    page.locator(".itm-head-view__next").click()
+    first = heads[0]
+    assert page.locator(".itm-head-view__title").inner_text() == (
+        f"Block {first['layer']}, head {first['head']}"
+    )
+    page.keyboard.press("Escape")
+    assert view.is_hidden()
+    assert page.evaluate("document.activeElement.id") == first["anchor"]
+    assert record["errors"] == []
+    page.context.close()
+
+
+def test_a_link_to_a_head_opens_it(browser, site_url, heads):
+    target = heads[len(heads) // 2]
+    page, record = recorded(browser.new_context(), site_url + PATH + f"#{target['anchor']}")
+    assert page.locator(".itm-head-view").is_visible()
+    assert page.locator(".itm-head-view__title").inner_text() == (
+        f"Block {target['layer']}, head {target['head']}"
+    )
+    assert record["errors"] == []
+    page.context.close()
+
+
+def test_instant_navigation_binds_the_gallery_once(browser, site_url, heads):
+    """Arrive from another page through Material's instant navigation: the gallery works, and a
+    second visit does not bind it twice (one click moves exactly one head)."""
+    page, record = recorded(browser.new_context(), site_url)
+    for _ in range(2):
+        page.locator(".md-nav--primary a.md-nav__link", has_text="Forward pass").first.click()
+        page.wait_for_selector(".itm-gallery a.itm-head")
+        page.locator(".itm-gallery a.itm-head").first.click()
+        page.locator(".itm-head-view__next").click()
+        second = heads[1]
+        assert page.locator(".itm-head-view__title").inner_text() == (
+            f"Block {second['layer']}, head {second['head']}"
+        )
+        page.locator(".md-nav--primary a.md-nav__link", has_text="Architecture map").first.click()
+        page.wait_for_function("() => !document.querySelector('.itm-gallery')")
+    assert record["errors"] == []
+    page.context.close()
+
+
+def test_without_javascript_a_head_links_to_its_view(browser, site_url, heads):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_url + PATH)
+    cell = page.locator(".itm-gallery a.itm-head").first
+    href = cell.get_attribute("href")
+    cell.click()
+    page.wait_for_load_state()
+    assert page.url.endswith(href.lstrip("./").split("/", 1)[-1])
+    assert page.locator("svg title").count() >= 1
+    context.close()

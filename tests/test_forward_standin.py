@@ -1,0 +1,152 @@
+"""The stand-in: deterministic training, a cache that is reused without importing torch, learned
+(not random) heads measured on fresh data, and weights that transformers' GPT-2 runs as the
+engine does.
+
+The full training runs at most once per test session: the cache directory is the one the site
+build uses (ITM_CACHE_DIR or .cache/), so whichever of this module and the built_site fixture
+comes first trains, and the other reuses the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from generator.engine import forward
+from generator.forward.analysis import score_heads
+from generator.forward.standin import (
+    TRAINING,
+    cache_path,
+    load_or_train,
+    standin_config,
+    train,
+    weights_digest,
+)
+from generator.site import cache_dir_for
+from tests.site_helpers import ROOT, build_env
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
+
+SHORT = dataclasses.replace(TRAINING, steps=12, batch=8)  # enough steps to test determinism
+
+
+@pytest.fixture(scope="module")
+def standin():
+    """The site's stand-in, trained here if the build has not cached it yet."""
+    cache_dir = cache_dir_for(ROOT)
+    return load_or_train(cache_dir)
+
+
+def test_training_is_deterministic_and_depends_on_the_seed():
+    first, _ = train(SHORT)
+    second, _ = train(SHORT)
+    assert weights_digest(first) == weights_digest(second)
+    other, _ = train(dataclasses.replace(SHORT, seed=1))
+    assert weights_digest(other) != weights_digest(first)
+
+
+def test_cached_result_is_reused_without_importing_torch(standin):
+    """A fresh process loads the cached file: no training, so torch is never imported."""
+    assert standin.path == cache_path(cache_dir_for(ROOT)) and standin.path.exists()
+    code = (
+        "import sys, pathlib\n"
+        "from generator.forward.standin import load_or_train\n"
+        "from generator.site import cache_dir_for\n"
+        f"s = load_or_train(cache_dir_for(pathlib.Path({str(ROOT)!r})))\n"
+        "from generator.forward.standin import weights_digest\n"
+        "print(weights_digest(s.weights))\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    env = build_env(ITM_CACHE_DIR=str(cache_dir_for(ROOT)))
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == weights_digest(standin.weights)
+
+
+def repeated_sequences(n: int, length: int, vocab: int, seed: int) -> list[tuple[np.ndarray, int]]:
+    """Fresh test data: <|endoftext|>, random words, then a span of them again. Returns each
+    sequence with the start of its second copy."""
+    rng = np.random.default_rng([seed, 99])
+    out = []
+    for _ in range(n):
+        span = int(rng.integers(5, 9))
+        ids = np.concatenate([[0], rng.permutation(np.arange(1, vocab))[: length - 1]])
+        first = int(rng.integers(1, length - 2 * span))
+        second = int(rng.integers(first + span, length - span + 1))
+        ids[second : second + span] = ids[first : first + span]
+        out.append((ids, (first, second, span)))
+    return out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 7 open point: within the CPU budget the stand-in learns previous-token heads "
+    "but not yet a textbook induction head; strict, so it fails loudly once one forms",
+)
+def test_a_head_does_induction_far_above_chance(standin):
+    """Measured here from the engine's attention, not with the page's scoring code: attention
+    from each token of the second copy to the token after its first occurrence."""
+    cfg = standin.cfg
+    per_head = np.zeros((cfg.n_layer, cfg.n_head))
+    chance = []
+    data = repeated_sequences(20, cfg.n_ctx, cfg.vocab_size, seed=3)
+    for ids, (first, second, span) in data:
+        trace = forward(standin.weights, cfg, ids)
+        for k in range(span - 1):  # query: k-th token of the copy; key: token after its original
+            query, key = second + k, first + k + 1
+            chance.append(1 / (query + 1))
+            for layer, block in enumerate(trace.blocks):
+                per_head[layer] += block.attention["weights"][:, query, key]
+    per_head /= len(chance)
+    best = per_head.max()
+    assert best > 0.4, per_head
+    assert best > 8 * np.mean(chance), (best, np.mean(chance))
+
+
+def test_a_head_looks_at_the_previous_token(standin):
+    cfg = standin.cfg
+    ids, _ = repeated_sequences(1, cfg.n_ctx, cfg.vocab_size, seed=4)[0]
+    trace = forward(standin.weights, cfg, ids)
+    T = len(ids)
+    prev = [
+        block.attention["weights"][h, np.arange(1, T), np.arange(T - 1)].mean()
+        for block in trace.blocks
+        for h in range(cfg.n_head)
+    ]
+    assert max(prev) > 0.5
+
+
+def test_page_scores_agree_with_a_direct_measurement(standin):
+    cfg = standin.cfg
+    ids, (first, second, span) = repeated_sequences(1, cfg.n_ctx, cfg.vocab_size, seed=5)[0]
+    trace = forward(standin.weights, cfg, ids)
+    scores = score_heads([b.attention["weights"] for b in trace.blocks], ids)
+    for s in scores:
+        pattern = trace.blocks[s.layer].attention["weights"][s.head]
+        direct = np.mean([pattern[second + k, first + k + 1] for k in range(span)])
+        # Distinct random words: the copy is the only repetition, so the two measures agree.
+        assert s.induction == pytest.approx(direct, abs=1e-12)
+        assert s.first_token == pytest.approx(pattern[1:, 0].mean(), abs=1e-12)
+
+
+def test_weights_run_in_transformers_gpt2_as_in_the_engine(standin):
+    """Exported under transformers' names and Conv1D layout: GPT2LMHeadModel, float64."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tests.engine_helpers import hf_model
+
+    cfg = standin.cfg
+    assert cfg == standin_config()
+    ids = repeated_sequences(1, cfg.n_ctx, cfg.vocab_size, seed=6)[0][0]
+    weights64 = {k: v.astype(np.float64) for k, v in standin.weights.items()}
+    model = hf_model(weights64, cfg)
+    with torch.no_grad():
+        logits = model(torch.as_tensor(ids)[None], use_cache=False).logits[0].numpy()
+    np.testing.assert_allclose(forward(standin.weights, cfg, ids).logits, logits, atol=1e-9)
