@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,10 +37,10 @@ import json, sys, time, pathlib
 start = time.perf_counter()
 from generator.forward import current
 from generator.forward import feature, render
-from generator.site import Site
+import types
 root = pathlib.Path({root!r})
 fp = current(root)
-site = Site(root=root, excerpts={{}})
+site = types.SimpleNamespace(root=root)  # files() reads only the root
 files = feature.files(site)
 gallery = render.gallery_block(fp, lambda p: "../" + p)
 print(json.dumps({{
@@ -58,8 +57,10 @@ print(json.dumps({{
 
 def run(code: str, env: dict[str, str]) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
+    if out.returncode:
+        raise SystemExit(out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -106,5 +107,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
     raise SystemExit(main())
