@@ -11,6 +11,7 @@ from collections.abc import Callable
 COMMAND_MODULES = (
     "generator.accounting_cli",
     "generator.sources.commands",
+    "generator.forward.commands",
 )
 
 

@@ -259,6 +259,10 @@ class PageMacros:
                 f"- Step through it at toy scale: [the {c.short.lower()} walkthrough]"
                 f"({self._doc(c.walkthrough)})"
             )
+        if c.key == "attention" and self.url_for("forward-pass.md"):
+            items.append(
+                f"- See trained heads at work: [the forward pass]({self._doc('forward-pass.md')})"
+            )
         cited = dict.fromkeys([*c.code, *(s.excerpt for s in c.sources)])
         links = ", ".join(f"[{i}]({self._doc('sources.md')}#{excerpt_anchor(i)})" for i in cited)
         items.append(f"- The pinned sources this page cites: {links}")
