@@ -280,3 +280,20 @@ def test_docs_type_no_number_the_engine_computes() -> None:
             if value in computed:
                 offenders.append(f"{page.relative_to(ROOT)}: {match.group()}")
     assert offenders == []
+
+
+def test_walkthrough_links_the_forward_pass_strongest_trained_heads(built_site: Path) -> None:
+    """Seed 000 promises the real heads: the softmax step links the forward-pass page's
+    strongest head of each kind, recomputed here from the forward pass's own attention."""
+    from generator.forward import current
+    from generator.forward.analysis import previous_token_score
+
+    run = current(ROOT)
+    blocks = run.trace.blocks
+    heads = [
+        (b, h) for b in range(len(blocks)) for h in range(blocks[b].attention["weights"].shape[0])
+    ]
+    layer, head = max(heads, key=lambda bh: previous_token_score(run.attention(*bh)))
+    html = soup(built_site / "walkthrough/attention/index.html")
+    links = [a["href"] for a in html.select("p.itm-wt__real a")]
+    assert any(href.endswith(f"forward-pass/#head-{layer}-{head}") for href in links)

@@ -61,6 +61,28 @@ class WalkthroughMacros:
             )
         return url
 
+    def _real_heads(self) -> str:
+        """The seed's promise: a link to trained heads on the forward-pass page, naming the
+        strongest head of each kind the analysis found there."""
+        from generator.forward import KINDS, PAGE, THRESHOLDS, current, strongest
+
+        run = current(self.page.site.root)
+        page = self._url(PAGE)
+        found = []
+        for kind in KINDS:
+            best = strongest(run.heads, kind, 1)
+            if best and best[0].score(kind) >= THRESHOLDS[kind]:
+                head = best[0]
+                found.append(
+                    f'<a href="{page}#{head.anchor}">{kind} head {head.label} '
+                    f"({head.score(kind):.2f})</a>"
+                )
+        heads = f": {', '.join(found)}" if found else ""
+        return (
+            f'<p class="itm-wt__real">Trained heads are not random: see them in '
+            f'<a href="{page}">the forward pass</a>{heads}.</p>\n\n'
+        )
+
     # -- macros ------------------------------------------------------------------------------
     def header(self, title: str = "Attention", subtitle: str = "causal self-attention") -> str:
         """Kicker, title, and the "block 1 · head 1" line that follows the head selector."""
@@ -188,6 +210,7 @@ class WalkthroughMacros:
             f"<figure>{grids.scale_picture(figure, self.big.label)}"
             "<figcaption>The toy's grid, enlarged on the left, is the dot in the corner of "
             f"{big}'s, drawn to scale.</figcaption></figure></div>\n\n"
+            f"{self._real_heads() if step.key == 'softmax' else ''}"
             f'<p class="itm-wt__codelink">Code: <a href="#__codelineno-{code_id}-{first}">'
             f"{self.engine_file} lines {first}–{last}</a></p>\n"
             "</section>\n"
