@@ -275,7 +275,10 @@ class PageMacros:
         from generator.figures import figure_path
 
         return size_tabs(
-            lambda cfg: f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))})\n"
+            # lazy: the figures in hidden size tabs load only when their tab is shown
+            lambda cfg: (
+                f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))}){{ loading=lazy }}\n"
+            )
         )
 
     def _doc(self, docs_path: str) -> str:
