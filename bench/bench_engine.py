@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import print_table  # bench/report.py (scripts run from bench/)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
@@ -111,11 +113,7 @@ def main() -> int:
         rows.append(("numpy / torch time", f"{t_np / t_torch:.2f}×"))
         rows.append(("torch threads / CPUs", f"{torch.get_num_threads()} / {os.cpu_count()}"))
 
-    width = max(len(label) for label, _ in rows)
-    print(f"{'measure'.ljust(width)}  value")
-    print(f"{'-' * width}  {'-' * 12}")
-    for label, value in rows:
-        print(f"{label.ljust(width)}  {value}")
+    print_table(rows)
     return 0
 
 

@@ -17,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from report import print_table  # bench/report.py (scripts run from bench/)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
@@ -74,11 +76,7 @@ def main() -> int:
         rows.append(("warm, --offline: resolve all", f"{t_offline * 1000:.1f} ms"))
         rows.append(("cold / warm", f"{t_cold / t_warm:.0f}×"))
 
-    width = max(len(label) for label, _ in rows)
-    print(f"{'measure'.ljust(width)}  value")
-    print(f"{'-' * width}  {'-' * 12}")
-    for label, value in rows:
-        print(f"{label.ljust(width)}  {value}")
+    print_table(rows)
     return 0
 
 
