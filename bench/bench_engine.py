@@ -14,18 +14,11 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from report import print_table  # bench/report.py (scripts run from bench/)
+from report import print_table, timed  # bench/report.py (scripts run from bench/)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
 
 
 def main() -> int:

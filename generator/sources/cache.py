@@ -17,8 +17,10 @@ from generator.sources.lock import REPO_ROOT
 
 
 def default_cache_dir() -> Path:
-    """$ITM_CACHE_DIR, or <repo>/.cache."""
-    return Path(os.environ.get("ITM_CACHE_DIR") or REPO_ROOT / ".cache")
+    """$ITM_CACHE_DIR, or <repo>/.cache (the one rule lives in generator.site)."""
+    from generator.site import cache_dir_for
+
+    return cache_dir_for(REPO_ROOT)
 
 
 class BlobCache:
