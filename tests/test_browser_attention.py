@@ -18,6 +18,10 @@ def open_page(browser, url: str):
     page.on("pageerror", lambda e: record["errors"].append(str(e)))
     page.on("request", lambda r: record["requests"].append(r.url))
     page.goto(url, wait_until="networkidle")
+    # site.js typesets on Material's document$; on a loaded machine that can trail networkidle.
+    page.wait_for_function(
+        "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
+    )
     return page, record
 
 
