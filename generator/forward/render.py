@@ -62,7 +62,7 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
         '<p class="admonition-title">Showing a stand-in, not GPT-2</p>\n'
         f"<p>GPT-2's weights are not on the machine that built this page, so it shows a small "
         f"model of GPT-2's architecture that the build trained itself: {cfg.n_layer} blocks of "
-        f"{cfg.n_head} heads, width {cfg.d_model}, a vocabulary of {fmt_int(cfg.vocab_size)} "
+        f"{cfg.n_head} head{'s' if cfg.n_head != 1 else ''}, width {cfg.d_model}, a vocabulary of {fmt_int(cfg.vocab_size)} "
         f"words, {fmt_int(record['steps'])} training steps on synthetic text (final loss "
         f"{record['final_loss']:.3f} on the tokens the text decides). Its heads are learned, not "
         "random: the training text pays for looking at the previous word and for copying a "
