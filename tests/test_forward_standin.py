@@ -105,17 +105,31 @@ def test_a_head_does_induction_far_above_chance(standin):
     assert best > 8 * np.mean(chance), (best, np.mean(chance))
 
 
-def test_the_model_reads_the_second_copy_off_the_first(standin):
-    """Behaviour, not just attention: inside a repeated phrase of random words the model's top
-    prediction is the word that followed the current one last time (chance: 1 in 66)."""
-    cfg = standin.cfg
+def copy_accuracy(weights, cfg) -> float:
+    """How often, inside a repeated phrase of random words, the top prediction is the word that
+    followed the current one last time (chance: 1 in 66)."""
     hits, total = 0, 0
     for ids, (first, second, span) in repeated_sequences(20, cfg.n_ctx, cfg.vocab_size, seed=5):
-        logits = forward(standin.weights, cfg, ids).logits  # [T, V]
+        logits = forward(weights, cfg, ids).logits  # [T, V]
         for k in range(span - 1):  # position second + k predicts the copy of first + k + 1
             hits += int(logits[second + k].argmax() == ids[first + k + 1])
             total += 1
-    assert hits / total > 0.8, (hits, total)
+    return hits / total
+
+
+def test_the_model_reads_the_second_copy_off_the_first(standin):
+    """Behaviour, not just attention: the model predicts the rest of a repeat."""
+    assert copy_accuracy(standin.weights, standin.cfg) > 0.8
+
+
+@pytest.mark.parametrize("layer", range(TRAINING.n_layer))
+def test_copying_needs_the_heads_of_both_blocks(standin, layer):
+    """The circuit, by ablation: without block 0's attention (the previous-token head) or block 1's
+    (the induction head) the copying collapses, so neither head does it alone."""
+    ablated = dict(standin.weights)
+    name = f"h.{layer}.attn.c_proj.weight"  # the attention output: zero means the head says nothing
+    ablated[name] = np.zeros_like(ablated[name])
+    assert copy_accuracy(ablated, standin.cfg) < 0.2
 
 
 def test_a_head_looks_at_the_previous_token(standin):
