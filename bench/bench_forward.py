@@ -21,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from report import print_table  # bench/report.py (scripts run from bench/)
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 COLD = """
 import json, time, pathlib
@@ -51,6 +52,8 @@ print(json.dumps({{
     "model": fp.cfg.label,
     "heads": len(fp.heads),
     "tokens": len(fp.tokens),
+    "induction": max((h.induction or 0.0, h.label) for h in fp.heads),
+    "induction_chance": fp.chance["induction"],
 }}))
 """
 
@@ -89,6 +92,13 @@ def main() -> int:
         )
     )
     rows.append(("  torch imported", str(cached["torch"])))
+    score, label = cached["induction"]
+    rows.append(
+        (
+            "strongest induction head on the prompt (chance)",
+            f"{label}: {score:.2f} ({cached['induction_chance']:.2f})",
+        )
+    )
     pngs = sum(n for k, n in cached["files"].items() if k.endswith(".png"))
     svgs = [n for k, n in cached["files"].items() if k.endswith(".svg")]
     rows.append(
@@ -99,9 +109,7 @@ def main() -> int:
         ("large views (SVG): each / all", f"{max(svgs) / 1024:.1f} / {sum(svgs) / 1024:.1f} KiB")
     )
 
-    width = max(len(label) for label, _ in rows)
-    for label, value in rows:
-        print(f"{label:<{width}}  {value}")
+    print_table(rows)
     print(f"\nmachine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
