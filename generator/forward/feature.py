@@ -102,5 +102,6 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "forward_gallery": lambda: render.gallery_block(fp(), url),
         "forward_scores": lambda: render.scores_table(fp()),
         "forward_predictions": lambda: render.predictions_block(fp()),
+        "forward_removals": lambda: render.removal_block(fp()),
         "forward_howto": lambda: render.howto_block(fp(), _pin(page.site)),
     }

@@ -16,6 +16,7 @@ import numpy as np
 from generator.config import CONFIGS, ModelConfig
 from generator.engine import Trace, forward, load_safetensors
 from generator.errors import InputError
+from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_pins, resolve
 
@@ -56,6 +57,7 @@ class ForwardPass:
     residual_norms: np.ndarray  # [n_layer + 1, T]: ‖x‖ entering block 0, then after each block
     top_next: list[tuple[str, float]]  # the last position's most likely next tokens
     predicted: list[str]  # each position's most likely next token
+    removals: list[Removal]  # the intact model, then each pointed-out head removed
 
     def attention(self, layer: int, head: int) -> np.ndarray:
         """The head's attention pattern [T, T] (row: query position, column: key position)."""
@@ -124,6 +126,7 @@ def run(
     norms = np.stack([np.linalg.norm(x, axis=-1) for x in streams])  # [n_layer + 1, T]
     last = trace.probs[-1]
     order = np.argsort(-last, kind="stable")[:TOP_K]
+    heads = score_heads(weights_per_block, token_ids)
     return ForwardPass(
         source=source,
         cfg=cfg,
@@ -131,9 +134,10 @@ def run(
         token_ids=token_ids,
         tokens=[tokenizer.token_text(i) for i in ids],
         trace=trace,
-        heads=score_heads(weights_per_block, token_ids),
+        heads=heads,
         chance=chance_scores(token_ids),
         residual_norms=norms,
         top_next=[(tokenizer.token_text(int(i)), float(last[i])) for i in order],
         predicted=[tokenizer.token_text(int(i)) for i in trace.probs.argmax(axis=-1)],
+        removals=removals(model_weights, cfg, token_ids, trace.probs, heads, tokenizer.token_text),
     )

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, strongest
+from generator.forward.ablation import repeat_positions
+from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.figures import colour, hex_colour, text_colour
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass
@@ -293,6 +294,45 @@ def predictions_block(fp: ForwardPass) -> str:
         '<table><thead><tr><th scope="col">position</th><th scope="col">token</th>'
         '<th scope="col">top guess for the next</th><th scope="col">actual next</th></tr></thead>'
         f"<tbody>{''.join(steps)}</tbody></table></details>\n"
+    )
+
+
+# -- removing heads --------------------------------------------------------------------------------
+def removal_block(fp: ForwardPass) -> str:
+    """The prompt's predictions with each pointed-out head removed, next to the intact model's."""
+    rows = fp.removals
+    n = len(repeat_positions(fp.token_ids))
+    kinds = {(h.layer, h.head): h.kinds for h in fp.heads}
+    last = html.escape(show(fp.tokens[-1]))
+    body = []
+    for r in rows:
+        intact = r.layer is None
+        head = (
+            "none (the intact model)"
+            if intact
+            else f'<a href="#{head_anchor(r.layer, r.head)}">{r.label}</a>'
+        )
+        kind = "–" if intact else ", ".join(kinds[(r.layer, r.head)])
+        cls = ' class="itm-removal__intact"' if intact else ""
+        body.append(
+            f'<tr{cls} data-head="{r.label}">'
+            f"<td>{head}</td><td>{kind}</td><td>{fmt_prob(r.repeat_prob)}</td>"
+            f"<td>{r.repeat_hits} of {n}</td>"
+            f"<td><code>{html.escape(show(r.last_top))}</code> ({fmt_prob(r.last_top_prob)})</td></tr>"
+        )
+    if len(rows) == 1:
+        return "<p>No head reaches a threshold on this prompt, so there is nothing to remove.</p>\n"
+    return (
+        f"<p>At {n} positions of the prompt the next token is one that followed the same token "
+        "earlier, so copying from the earlier occurrence gives the right answer. With each "
+        "pointed-out head removed in turn (its output set to zero, nothing else changed), the "
+        "table shows the probability the model gives those right answers on average, how often "
+        f"they are its top guess, and its top guess after the last token, <code>{last}</code>.</p>\n"
+        '<table class="itm-removal"><thead><tr><th scope="col">head removed</th>'
+        '<th scope="col">pointed out as</th><th scope="col">probability of the right answer</th>'
+        '<th scope="col">top guess right</th>'
+        f'<th scope="col">top guess after <code>{last}</code></th></tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>\n"
     )
 
 
