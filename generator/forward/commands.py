@@ -49,4 +49,9 @@ def run_command(args: argparse.Namespace) -> int:
         shown = ", ".join(f"{h.label} {h.score(kind):.2f}" for h in best) or "–"
         print(f"{kind:>15}: {shown}")
     print("next token: " + ", ".join(f"{t!r} {100 * p:.1f}%" for t, p in fp.top_next[:5]))
+    for r in fp.removals:  # the intact model first
+        print(
+            f"{'removed ' + r.label:>15}: right answer at repeats {100 * r.repeat_prob:.1f}%, "
+            f"top guess {r.last_top!r} {100 * r.last_top_prob:.1f}%"
+        )
     return 0

@@ -1,0 +1,82 @@
+"""The page's GPT-2 branch, end to end, with a tiny checkpoint standing in for GPT-2's files:
+a pins file like the real one (model "tiny"), the files found through ITM_GPT2_WEIGHTS and
+verified, BPE tokens from the same files, every head scored and drawn, the source note naming
+the pin, and no network. CI never has GPT-2's 548 MB, so this is the path's only exercise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generator import config
+from generator.engine import forward, load_safetensors
+from generator.forward import current, feature, render
+from generator.forward.checkpoints import PINS_FILE, load_pins
+from tests.forward_helpers import TINY, block_network, pin_for, write_tiny_checkpoint
+
+PROMPT = " the cat sat on the mat, the cat sat"
+
+
+def pins_toml(paths: dict[str, Path]) -> str:
+    pin = pin_for(paths)
+    files = "".join(
+        f'\n[checkpoints.gpt2.files."{f.name}"]\nsize = {f.size}\nsha256 = "{f.sha256}"\n'
+        for f in pin.files.values()
+    )
+    return (
+        "version = 1\n\n[checkpoints.gpt2]\n"
+        f'repo = "{pin.repo}"\nrevision = "{pin.revision}"\nmodel = "tiny"\n'
+        'license = "test"\nenv = "ITM_GPT2_WEIGHTS"\n' + files
+    )
+
+
+@pytest.fixture
+def tiny_root(tmp_path, monkeypatch):
+    """(project root whose pins name the tiny files, the files' folder, network attempts)."""
+    attempts = block_network(monkeypatch)
+    monkeypatch.setitem(config.CONFIGS, "tiny", TINY)
+    folder = tmp_path / "weights"
+    paths = write_tiny_checkpoint(folder, seed=5)
+    root = tmp_path / "project"
+    (root / PINS_FILE).parent.mkdir(parents=True)
+    (root / PINS_FILE).write_text(pins_toml(paths), encoding="utf-8")
+    return root, folder, attempts
+
+
+def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, monkeypatch):
+    root, folder, attempts = tiny_root
+    for name, value in {
+        "ITM_GPT2_WEIGHTS": str(folder),
+        "HF_HUB_CACHE": str(tmp_path / "hub"),
+        "ITM_CACHE_DIR": str(tmp_path / "cache"),
+        "ITM_FORWARD_PROMPT": PROMPT,
+    }.items():
+        monkeypatch.setenv(name, value)
+    fp = current(root)  # what the build's macros and files read
+
+    assert fp.source.is_gpt2 and fp.cfg == TINY and fp.source.standin is None
+    assert fp.tokens[0] == "<|endoftext|>" and "".join(fp.tokens[1:]) == PROMPT
+    ours = forward(load_safetensors(folder / "model.safetensors", TINY), TINY, fp.token_ids)
+    np.testing.assert_array_equal(fp.trace.logits, ours.logits)
+    assert [(h.layer, h.head) for h in fp.heads] == [
+        (layer, head) for layer in range(TINY.n_layer) for head in range(TINY.n_head)
+    ]
+
+    pin = load_pins(root / PINS_FILE)["gpt2"]
+    note = render.source_note(fp, pin)
+    assert 'data-source="gpt2"' in note and "its real heads" in note
+    assert pin.revision in note and pin.files["model.safetensors"].sha256 in note
+    assert "ITM_GPT2_WEIGHTS" in note  # where the files were found
+
+    gallery = render.gallery_block(fp, lambda path: path)
+    assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head
+    files = feature.files(type("FakeSite", (), {"root": root})())
+    assert sum(name.endswith(".svg") for name in files) == TINY.n_layer * TINY.n_head
+    assert fp.removals[0].layer is None  # the intact model comes first
+    # Random tiny weights make no recognisable head, so there is nothing to remove, and the
+    # page says so rather than printing an empty table.
+    assert not any(h.kinds for h in fp.heads) and len(fp.removals) == 1
+    assert "nothing to remove" in render.removal_block(fp)
+    assert attempts == []
