@@ -67,10 +67,20 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
         f"words, {fmt_int(record['steps'])} training steps on synthetic text (final loss "
         f"{record['final_loss']:.3f} on the tokens the text decides). Its heads are learned, not "
         "random: the training text pays for looking at the previous word and for copying a "
-        "repeated phrase, and the scores below say which of these the heads picked up. It is not "
+        "repeated phrase, and the scores below say which of these the heads picked up. "
+        f"{_one_head_note(cfg.n_head)}It is not "
         "GPT-2, and its numbers are not GPT-2's. "
         '<a href="#own-weights">How to see GPT-2\'s own heads</a>.</p>\n'
         "</div>\n"
+    )
+
+
+def _one_head_note(n_head: int) -> str:
+    if n_head != 1:
+        return ""
+    return (
+        "It has one head per block, so each block's job reads straight off the gallery (the "
+        "training setup and why it uses one head are in generator/forward/standin.py). "
     )
 
 
