@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import pytest
 
+from tests.browser_helpers import off_site, open_page
+
 pytestmark = pytest.mark.browser
-
-
-def open_page(browser, url: str):
-    """A fresh page that records console errors, page errors and every request it makes."""
-    context = browser.new_context()
-    page = context.new_page()
-    record = {"errors": [], "requests": []}
-    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
-    page.on("pageerror", lambda e: record["errors"].append(str(e)))
-    page.on("request", lambda r: record["requests"].append(r.url))
-    page.goto(url, wait_until="networkidle")
-    # site.js typesets on Material's document$; on a loaded machine that can trail networkidle.
-    page.wait_for_function(
-        "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
-    )
-    return page, record
-
-
-def off_site(requests: list[str], site_url: str) -> list[str]:
-    origin = urlsplit(site_url).netloc
-    return [
-        u
-        for u in requests
-        if urlsplit(u).scheme in ("http", "https", "ws", "wss") and urlsplit(u).netloc != origin
-    ]
 
 
 def test_attention_page_loads_clean_and_local(browser, site_url: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.axe_helpers import run_axe, serious
-from tests.test_browser_attention import off_site, open_page
+from tests.browser_helpers import off_site, open_page
 from tests.test_site_pages import nav_pages
 
 pytestmark = pytest.mark.browser

@@ -9,20 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser_attention import off_site
+from tests.browser_helpers import off_site, recorded
 
 pytestmark = pytest.mark.browser
 PATH = "forward-pass/"
-
-
-def recorded(context, url: str):
-    page = context.new_page()
-    record: dict[str, list] = {"errors": [], "requests": []}
-    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
-    page.on("pageerror", lambda e: record["errors"].append(str(e)))
-    page.on("request", lambda r: record["requests"].append(r.url))
-    page.goto(url, wait_until="networkidle")
-    return page, record
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import browser_helpers
 from tests.axe_helpers import run_axe, serious
-from tests.test_browser_attention import off_site
+from tests.browser_helpers import off_site
 from tests.test_walkthrough_data import page_json
 
 pytestmark = pytest.mark.browser
@@ -32,16 +33,9 @@ def data(built_site: Path) -> dict:
     return page_json(built_site)
 
 
-def recorded(context, url: str, *, wait: str | None = READY):
-    page = context.new_page()
-    record: dict[str, list] = {"errors": [], "requests": []}
-    page.on("console", lambda m: m.type == "error" and record["errors"].append(m.text))
-    page.on("pageerror", lambda e: record["errors"].append(str(e)))
-    page.on("request", lambda r: record["requests"].append(r.url))
-    page.goto(url, wait_until="networkidle")
-    if wait:
-        page.wait_for_selector(wait, state="attached")
-    return page, record
+def recorded(context, url: str, *, wait: str | None = READY, scripts: bool = True):
+    """The shared recorder, waiting for the walkthrough to be ready unless told otherwise."""
+    return browser_helpers.recorded(context, url, wait=wait, scripts=scripts)
 
 
 def open_walkthrough(browser, site_url: str, fragment: str = ""):
@@ -211,7 +205,7 @@ def test_instant_navigation_from_home_works_and_sets_up_once(browser, site_url: 
 
 def test_with_javascript_off_every_step_is_readable(browser, site_url: str, data: dict) -> None:
     context = browser.new_context(java_script_enabled=False)
-    page, _ = recorded(context, site_url + PATH, wait=None)
+    page, _ = recorded(context, site_url + PATH, wait=None, scripts=False)
     steps = page.locator(".itm-wt__step")
     assert steps.count() == len(data["steps"])
     for n in range(steps.count()):
