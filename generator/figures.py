@@ -23,7 +23,7 @@ def figure_path(name: str, cfg: ModelConfig) -> str:
     return f"figures/{name}-{cfg.name}.svg"
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -41,7 +41,7 @@ def _pyplot():
     return plt
 
 
-def _svg(fig) -> bytes:
+def svg_bytes(fig) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None})
     return buffer.getvalue()
@@ -67,7 +67,7 @@ def percent(part: int, whole: int) -> str:
 
 
 def params_figure(cfg: ModelConfig) -> bytes:
-    plt = _pyplot()
+    plt = pyplot()
     parts = param_breakdown(cfg)
     total = accounting.params_total(cfg, "model")
     fig, ax = plt.subplots(figsize=(7.5, 2.8), layout="constrained")
@@ -85,7 +85,7 @@ def params_figure(cfg: ModelConfig) -> bytes:
     ax.set_title(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
     ax.set_xlim(0, max(values) * 1.45)
     ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1e6:g}M")
-    svg = _svg(fig)
+    svg = svg_bytes(fig)
     plt.close(fig)
     return svg
 
@@ -112,7 +112,7 @@ def attention_crossover(cfg: ModelConfig) -> int:
 
 
 def flops_context_figure(cfg: ModelConfig) -> bytes:
-    plt = _pyplot()
+    plt = pyplot()
     contexts = [2**k for k in range(6, 16)]  # 64 … 32,768 tokens
     series: dict[str, list[int]] = {
         "Q, K, V and output projections": [],
@@ -153,7 +153,7 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
     ax.set_ylabel("forward FLOPs per token, one block")
     ax.set_title(f"{cfg.label}: what one block costs per token as the context grows")
     ax.legend(frameon=False, fontsize=9)
-    svg = _svg(fig)
+    svg = svg_bytes(fig)
     plt.close(fig)
     return svg
 

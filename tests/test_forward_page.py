@@ -84,3 +84,16 @@ def test_found_heads_link_to_gallery_anchors(soup):
     links = [a["href"] for a in soup.select(".itm-found a")]
     assert links, "the page points out no head"
     assert all(href.startswith("#") and href[1:] in ids for href in links)
+
+
+def test_the_stand_ins_training_figure_is_there_with_its_numbers(built_site, soup):
+    """The section exists for the stand-in; its figure is an SVG the page links, and the text
+    gives the final induction score the record holds (not a typed number)."""
+    curve = load_or_train(cache_dir_for(ROOT)).record["curve"]
+    heading = soup.find(id="how-the-stand-in-learned-this")
+    assert heading is not None
+    img = heading.find_next("img")
+    svg = (built_site / PAGE).parent / img["src"]
+    assert svg.resolve().read_bytes().startswith(b"<?xml") and b"<svg" in svg.read_bytes()
+    assert f"to {curve['induction'][-1]:.2f}" in img["alt"]
+    assert f"over {curve['step'][-1]:,} steps" in img["alt"]

@@ -22,6 +22,8 @@ from generator.forward.standin import (
     TRAINING,
     cache_path,
     load_or_train,
+    probe_scores,
+    probe_sequences,
     standin_config,
     train,
     weights_digest,
@@ -178,3 +180,21 @@ def test_weights_run_in_transformers_gpt2_as_in_the_engine(standin):
     with torch.no_grad():
         logits = model(torch.as_tensor(ids)[None], use_cache=False).logits[0].numpy()
     np.testing.assert_allclose(forward(standin.weights, cfg, ids).logits, logits, atol=1e-9)
+
+
+def test_training_curve_ends_where_the_engine_measures_the_final_weights(standin):
+    """The record's last probe was measured in torch during training; the numpy engine, run on
+    the saved weights and the same probe sequences, finds the same scores."""
+    curve = standin.record["curve"]
+    assert curve["step"][0] == 0 and curve["step"][-1] == standin.training.steps
+    assert len(curve["loss"]) == len(curve["induction"]) == len(curve["step"])
+    ids = probe_sequences(standin.training, standin.cfg.vocab_size)
+    traces = [forward(standin.weights, standin.cfg, row) for row in ids]
+    patterns = [
+        np.stack([t.blocks[layer].attention["weights"] for t in traces])
+        for layer in range(standin.cfg.n_layer)
+    ]  # [n, n_head, T, T] per block
+    final = probe_scores(patterns, ids)
+    assert final["induction"] == pytest.approx(curve["induction"][-1], abs=2e-4)
+    assert final["previous_token"] == pytest.approx(curve["previous_token"][-1], abs=2e-4)
+    assert curve["induction"][0] < 0.15 < 0.6 < curve["induction"][-1]  # it was learned

@@ -16,6 +16,8 @@ from generator.forward import analysis, render
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
 from generator.forward.figures import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass
+from generator.forward.training_figure import FILE as TRAINING_FILE
+from generator.forward.training_figure import training_svg
 from generator.site import Site
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
@@ -47,6 +49,9 @@ def files(site: Site) -> dict[str, bytes]:
         title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
         out[render.head_file(h.layer, h.head, "svg")] = attention_svg(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
+    if not fp.source.is_gpt2:
+        curve = fp.source.standin.record["curve"]
+        out[TRAINING_FILE] = training_svg(curve, "The stand-in's training, as the build ran it")
     return out
 
 
@@ -103,5 +108,6 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "forward_scores": lambda: render.scores_table(fp()),
         "forward_predictions": lambda: render.predictions_block(fp()),
         "forward_removals": lambda: render.removal_block(fp()),
+        "forward_training": lambda: render.training_block(fp(), url),
         "forward_howto": lambda: render.howto_block(fp(), _pin(page.site)),
     }

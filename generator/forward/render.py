@@ -16,6 +16,8 @@ from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.figures import colour, hex_colour, text_colour
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass
+from generator.forward.training_figure import CURVES, first_reaching
+from generator.forward.training_figure import FILE as TRAINING_FILE
 from generator.render.numbers import fmt_int
 
 KIND_TEXT = {
@@ -343,6 +345,45 @@ def removal_block(fp: ForwardPass) -> str:
         '<th scope="col">top guess right</th>'
         f'<th scope="col">top guess after <code>{last}</code></th></tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>\n"
+    )
+
+
+# -- the stand-in's training -----------------------------------------------------------------------
+def training_block(fp: ForwardPass, url: Url) -> str:
+    """For the stand-in: how its heads formed during training (nothing for GPT-2's weights)."""
+    if fp.source.is_gpt2:
+        return ""
+    curve = fp.source.standin.record["curve"]
+    steps, induction = curve["step"], curve["induction"]
+
+    def reached(kind: str) -> str:
+        index = first_reaching(curve, kind)
+        if index is None:
+            return f"the {kind} score never reaches its threshold ({THRESHOLDS[kind]})"
+        before = (
+            f" (it was {curve[CURVES[kind]][index - 1]:.2f} at step {fmt_int(steps[index - 1])})"
+        )
+        return (
+            f"the {kind} score reaches its threshold ({THRESHOLDS[kind]}) at step "
+            f"{fmt_int(steps[index])} with {curve[CURVES[kind]][index]:.2f}"
+            + (before if index > 0 else "")
+        )
+
+    alt = (
+        f"Training loss from {curve['loss'][0]:.2f} to {curve['loss'][-1]:.2f} over "
+        f"{fmt_int(steps[-1])} steps; the best head's induction score goes from "
+        f"{induction[0]:.2f} to {induction[-1]:.2f}; {reached('induction')}."
+    )
+    return (
+        "## How the stand-in learned this\n\n"
+        f"Every {fmt_int(fp.source.standin.training.probe_every)} steps the build measured the "
+        "heads on a fixed set of probe sequences (random words with a phrase repeated): "
+        f"{reached('previous-token')}; {reached('induction')}. The figure shows the loss and "
+        "both scores at every probe.\n\n"
+        f'<figure class="itm-figure"><img src="{url(TRAINING_FILE)}" alt="{html.escape(alt)}" '
+        'width="750" height="460" loading="lazy">'
+        "<figcaption>Loss (top) and the best head's scores (bottom) during the stand-in's "
+        "training; dotted lines are the page's thresholds.</figcaption></figure>\n"
     )
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from generator.config import ModelConfig
 from generator.engine.layers import Weights
 from generator.engine.weights import weight_shapes
+from generator.forward.analysis import induction_score, induction_targets, previous_token_score
 from generator.forward.checkpoints import write_atomic
 from generator.forward.tokens import ENDOFTEXT, WordTokenizer
 
@@ -72,6 +73,7 @@ class Training:
     period_min: int = 4  # length of the repeating phrase
     period_max: int = 12
     threads: int = 2  # a fixed thread count keeps the floating-point order fixed
+    probe_every: int = 50  # steps between measurements of the heads on fixed probe sequences
 
 
 TRAINING = Training()
@@ -139,6 +141,39 @@ def synthetic_batch(
             ids[b, t] = ids[b, t - period]
         decided[b, repeat + 1 :] = True  # after the copy's first word, the rest is known
     return ids, decided
+
+
+def probe_sequences(training: Training, vocab_size: int, n: int = 16) -> np.ndarray:
+    """Fixed sequences [n, T] the heads are measured on during training: <|endoftext|>, distinct
+    random words, and a span of 5-8 of them copied later (not the training layout)."""
+    rng = np.random.default_rng([training.seed, 3])
+    T = training.seq_len
+    out = np.zeros((n, T), dtype=np.int64)
+    for row in out:
+        row[1:] = rng.permutation(np.arange(1, vocab_size))[: T - 1]
+        span = int(rng.integers(5, 9))
+        first = int(rng.integers(1, T - 2 * span + 1))
+        second = int(rng.integers(first + span, T - span + 1))
+        row[second : second + span] = row[first : first + span]
+    return out
+
+
+def probe_scores(patterns: list[np.ndarray], ids: np.ndarray) -> dict[str, float]:
+    """The best head's mean previous-token and induction scores over the probe sequences;
+    patterns[layer]: [n, n_head, T, T]."""
+    best = {"previous_token": 0.0, "induction": 0.0}
+    for block in patterns:
+        for head in range(block.shape[1]):
+            prev = np.mean([previous_token_score(block[b, head]) for b in range(len(ids))])
+            ind = np.mean(
+                [
+                    induction_score(block[b, head], induction_targets(ids[b]))
+                    for b in range(len(ids))
+                ]
+            )
+            best["previous_token"] = max(best["previous_token"], float(prev))
+            best["induction"] = max(best["induction"], float(ind))
+    return best
 
 
 # -- the cache -----------------------------------------------------------------------------------------
@@ -224,10 +259,11 @@ def initial_weights(cfg: ModelConfig, training: Training) -> Weights:
     return weights
 
 
-def torch_forward(p: dict, cfg: ModelConfig, ids):
+def torch_forward(p: dict, cfg: ModelConfig, ids, patterns: list | None = None):
     """GPT-2's forward pass in torch over a batch ids [B, T]; p holds tensors by engine name.
 
     The same steps as generator.engine.model.forward, batched: the engine is the reference.
+    patterns, when given, receives each block's attention weights [B, n_head, T, T].
     """
     import torch
     import torch.nn.functional as F
@@ -243,6 +279,8 @@ def torch_forward(p: dict, cfg: ModelConfig, ids):
         q, k, v = (z.view(B, T, h, d // h).transpose(1, 2) for z in (q, k, v))  # [B, h, T, dh]
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // h)  # [B, h, T, T]
         pattern = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1)
+        if patterns is not None:
+            patterns.append(pattern.detach())
         heads = (pattern @ v).transpose(1, 2).reshape(B, T, d)
         x = x + heads @ w["attn.c_proj.weight"] + w["attn.c_proj.bias"]
         m = F.layer_norm(x, (d,), w["ln_2.weight"], w["ln_2.bias"], cfg.layer_norm_eps)
@@ -276,7 +314,21 @@ def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
         )
         rng = np.random.default_rng([training.seed, 2])
         mapping = skip_mapping(cfg.vocab_size, training.seed)
+        probe_ids = probe_sequences(training, cfg.vocab_size)
+        curve: dict[str, list] = {"step": [], "loss": [], "previous_token": [], "induction": []}
+
+        def probe(done: int) -> None:
+            """Measure the heads on the probe sequences after `done` steps."""
+            patterns: list = []
+            with torch.no_grad():
+                torch_forward(params, cfg, torch.from_numpy(probe_ids), patterns)
+            scores = probe_scores([t.numpy() for t in patterns], probe_ids)
+            curve["step"].append(done)
+            for name, value in scores.items():
+                curve[name].append(round(value, 4))
+
         losses = []
+        probe(0)
         for step in range(training.steps):
             ids, decided = synthetic_batch(rng, training, cfg.vocab_size, mapping)
             ids_t = torch.from_numpy(ids)
@@ -287,6 +339,9 @@ def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
+            done = step + 1
+            if done % training.probe_every == 0 or done == training.steps:
+                probe(done)
             if log and (step % 250 == 0 or step == training.steps - 1):
                 log(f"stand-in: step {step} loss {losses[-1]:.3f}")
         weights = {name: t.detach().numpy().copy() for name, t in params.items()}
@@ -294,8 +349,15 @@ def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
         torch.set_num_threads(previous[0])
         torch.use_deterministic_algorithms(previous[1])
     tail = losses[-100:]
+    # Each probe's loss: the mean training loss over the steps since the previous probe (the
+    # first: the loss of the first batch, before any update).
+    bounds = [0, *curve["step"][1:]]
+    curve["loss"] = [round(losses[0], 4)] + [
+        round(float(np.mean(losses[a:b])), 4) for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
     record = {
         "steps": training.steps,
+        "curve": curve,
         "final_loss": round(float(np.mean(tail)), 4),  # mean of the last 100 steps
         "seconds": round(time.perf_counter() - started, 1),  # not shown on the page
         "pid": os.getpid(),
