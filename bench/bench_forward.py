@@ -100,7 +100,12 @@ def main() -> int:
         )
     )
     pngs = sum(n for k, n in cached["files"].items() if k.endswith(".png"))
-    svgs = [n for k, n in cached["files"].items() if k.endswith(".svg")]
+    svgs = [
+        n
+        for k, n in cached["files"].items()
+        if k.startswith("forward/heads/") and k.endswith(".svg")
+    ]
+    training = cached["files"].get("forward/standin-training.svg")
     rows.append(
         (f"gallery HTML ({cached['heads']} heads)", f"{cached['gallery_html'] / 1024:.1f} KiB")
     )
@@ -108,6 +113,8 @@ def main() -> int:
     rows.append(
         ("large views (SVG): each / all", f"{max(svgs) / 1024:.1f} / {sum(svgs) / 1024:.1f} KiB")
     )
+    if training is not None:
+        rows.append(("stand-in training figure (SVG, lazy)", f"{training / 1024:.1f} KiB"))
 
     print_table(rows)
     print(f"\nmachine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the end")

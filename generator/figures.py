@@ -187,16 +187,22 @@ def figure_files(cache_dir: Path | None = None) -> dict[str, bytes]:
     """The figures, from the cache when their inputs have not changed, else rendered and cached."""
     if cache_dir is None:
         return render_all()
+    return cached_files(cache_dir, inputs_key(), render_all)
+
+
+def cached_files(cache_dir: Path, key: str, render) -> dict[str, bytes]:
+    """Files by site path: the ones cached under `key` (a hash of everything they depend on) when
+    all are still there, else render() and cache the result."""
     from generator.sources.cache import BlobCache
 
     blobs = BlobCache(cache_dir)
-    index = cache_dir / "figures" / f"{inputs_key()}.json"
+    index = cache_dir / "figures" / f"{key}.json"
     if index.exists():
         paths = json.loads(index.read_text())
         cached = {path: blobs.get(sha) for path, sha in paths.items()}
         if all(data is not None for data in cached.values()):
             return cached  # type: ignore[return-value]
-    files = render_all()
+    files = render()
     paths = {path: blobs.put(data) for path, data in files.items()}
     index.parent.mkdir(parents=True, exist_ok=True)
     tmp = index.with_suffix(f".{os.getpid()}.tmp")

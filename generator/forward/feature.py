@@ -16,9 +16,8 @@ from generator.forward import analysis, render
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
 from generator.forward.figures import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass
-from generator.forward.training_figure import FILE as TRAINING_FILE
-from generator.forward.training_figure import training_svg
-from generator.site import Site
+from generator.forward.training_figure import training_files
+from generator.site import Site, cache_dir_for
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
 ASSETS = ("assets/forward.css", "assets/forward.js")
@@ -51,7 +50,8 @@ def files(site: Site) -> dict[str, bytes]:
     out["forward/heads.json"] = heads_json(fp)
     if not fp.source.is_gpt2:
         curve = fp.source.standin.record["curve"]
-        out[TRAINING_FILE] = training_svg(curve, "The stand-in's training, as the build ran it")
+        title = "The stand-in's training, as the build ran it"
+        out.update(training_files(curve, title, cache_dir_for(Path(site.root))))
     return out
 
 

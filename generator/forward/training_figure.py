@@ -8,7 +8,13 @@ induction threshold.
 
 from __future__ import annotations
 
-from generator.figures import pyplot, svg_bytes
+import hashlib
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+from generator import figures
+from generator.figures import cached_files, pyplot, svg_bytes
 from generator.forward.analysis import THRESHOLDS
 
 FILE = "forward/standin-training.svg"
@@ -53,3 +59,13 @@ def training_svg(curve: dict, title: str) -> bytes:
     svg = svg_bytes(fig)
     plt.close(fig)
     return svg
+
+
+def training_files(curve: dict, title: str, cache_dir: Path) -> dict[str, bytes]:
+    """{FILE: the figure}, cached by a hash of the curve, the title, this code, the shared
+    plot settings and matplotlib's version (so a warm build does not import matplotlib)."""
+    digest = hashlib.sha256(json.dumps([curve, title], sort_keys=True).encode())
+    for module in (__file__, figures.__file__):
+        digest.update(Path(module).read_bytes())
+    digest.update(version("matplotlib").encode())
+    return cached_files(cache_dir, digest.hexdigest(), lambda: {FILE: training_svg(curve, title)})
