@@ -340,11 +340,12 @@ def removal_block(fp: ForwardPass) -> str:
         "pointed-out head removed in turn (its output set to zero, nothing else changed), the "
         "table shows the probability the model gives those right answers on average, how often "
         f"they are its top guess, and its top guess after the last token, <code>{last}</code>.</p>\n"
-        '<table class="itm-removal"><thead><tr><th scope="col">head removed</th>'
+        '<div class="itm-scroll" role="region" aria-label="Predictions with each head removed" '
+        'tabindex="0"><table class="itm-removal"><thead><tr><th scope="col">head removed</th>'
         '<th scope="col">pointed out as</th><th scope="col">probability of the right answer</th>'
         '<th scope="col">top guess right</th>'
         f'<th scope="col">top guess after <code>{last}</code></th></tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>\n"
+        f"<tbody>{''.join(body)}</tbody></table></div>\n"
     )
 
 
