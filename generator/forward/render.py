@@ -361,14 +361,14 @@ def training_block(fp: ForwardPass, url: Url) -> str:
         index = first_reaching(curve, kind)
         if index is None:
             return f"the {kind} score never reaches its threshold ({THRESHOLDS[kind]})"
-        before = (
-            f" (it was {curve[CURVES[kind]][index - 1]:.2f} at step {fmt_int(steps[index - 1])})"
-        )
-        return (
+        scores = curve[CURVES[kind]]
+        text = (
             f"the {kind} score reaches its threshold ({THRESHOLDS[kind]}) at step "
-            f"{fmt_int(steps[index])} with {curve[CURVES[kind]][index]:.2f}"
-            + (before if index > 0 else "")
+            f"{fmt_int(steps[index])} with {scores[index]:.2f}"
         )
+        if index > 0:  # the probe before, for contrast
+            text += f" (it was {scores[index - 1]:.2f} at step {fmt_int(steps[index - 1])})"
+        return text
 
     alt = (
         f"Training loss from {curve['loss'][0]:.2f} to {curve['loss'][-1]:.2f} over "
