@@ -35,10 +35,11 @@ def build(config: Path, site: Path, cache: Path) -> float:
 
 
 def bare_config(directory: Path) -> Path:
-    """mkdocs.yml without the hooks: the same pages, macros left as text."""
+    """mkdocs.yml with the itm plugin switched off: the same pages, macros left as text."""
     path = directory / "mkdocs-bare.yml"
     path.write_text(
-        f"INHERIT: {ROOT / 'mkdocs.yml'}\ndocs_dir: {ROOT / 'docs'}\nhooks: []\nstrict: false\n"
+        f"INHERIT: {ROOT / 'mkdocs.yml'}\ndocs_dir: {ROOT / 'docs'}\nstrict: false\n"
+        "plugins:\n  - search\n  - itm:\n      enabled: false\n"
     )
     return path
 

@@ -1,7 +1,7 @@
 """Everything a build needs, loaded once: pinned excerpts, browser assets, generated files.
 
 Data flows one way: pins and configs -> engine, accounting, resolver -> renderers -> pages.
-This module knows nothing about MkDocs; the hooks in generator/mkdocs_hooks.py adapt it.
+This module knows nothing about MkDocs; the plugin in generator/plugin.py adapts it.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.settings import Settings
+
 LOCK_FILE = "sources/lock.toml"
 
 
 def cache_dir_for(root: Path) -> Path:
     return Path(os.environ.get("ITM_CACHE_DIR") or root / ".cache")
-
-
-def offline_requested() -> bool:
-    return os.environ.get("ITM_OFFLINE", "") not in ("", "0", "false")
 
 
 @dataclass
@@ -29,12 +27,11 @@ class Site:
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
 
     @classmethod
-    def load(cls, root: Path, *, offline: bool | None = None) -> Site:
+    def load(cls, settings: Settings) -> Site:
         from generator.assets import load_pins, package_files
         from generator.sources import load_lock, resolve_all
 
-        offline = offline_requested() if offline is None else offline
-        cache_dir = cache_dir_for(root)
+        root, cache_dir, offline = settings.root, settings.cache_dir, settings.offline
         lock = load_lock(root / LOCK_FILE)
         excerpts = resolve_all(lock, cache_dir=cache_dir, offline=offline)
         generated: dict[str, bytes] = {}

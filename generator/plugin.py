@@ -1,0 +1,181 @@
+"""The MkDocs plugin `itm`: run the generator inside `mkdocs build` / `mkdocs serve`.
+
+Enabled in mkdocs.yml under `plugins: - itm` (entry point in pyproject.toml); ProperDocs loads
+the same entry point. The plugin only adapts MkDocs events to the generator:
+
+- on_config: settings (plugin options, environment overrides), then pins, excerpts and assets
+  (a bad pin stops the build here, before any output); `build` is redirected to a staging folder.
+- on_files: add generated files (KaTeX, LaTeX tables, figures) as virtual files; never into docs/.
+- on_page_markdown: fill each page's {{ macro() }} calls.
+- on_shutdown: publish the staging folder as site/ only when the whole build (strict checks
+  included) succeeded, so a failed build leaves the previous site/ as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
+
+log = logging.getLogger("mkdocs.plugins.itm")
+FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
+
+
+class ItmConfig(base.Config):
+    """Options under `plugins: - itm:`; each is overridden by its ITM_* variable (README)."""
+
+    enabled = c.Type(bool, default=True)
+    cache_dir = c.Optional(c.Type(str))  # relative to mkdocs.yml; default .cache
+    offline = c.Type(bool, default=False)
+    git_dirs = c.Type(dict, default={})  # "owner/name": path of a local clone
+    pypi_simple = c.Optional(c.Type(str))
+    github_raw = c.Optional(c.Type(str))
+    gpt2_weights = c.Optional(c.Type(str))
+    download_weights = c.Type(bool, default=False)
+    forward_prompt = c.Optional(c.Type(str))
+
+
+def _project_root(config: MkDocsConfig) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def _source_date_epoch(root: Path) -> str:
+    """The commit time of HEAD (sitemap dates, gzip stamps), or a fixed epoch outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "log", "-1", "--format=%ct"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or FALLBACK_EPOCH
+    except (OSError, subprocess.SubprocessError):
+        return FALLBACK_EPOCH
+
+
+def _fresh_generator(root: Path) -> None:
+    """Import the generator next to this mkdocs.yml, and re-import it on every `serve` rebuild.
+
+    The plugin module stays loaded; the modules it calls are dropped so edits show up (a plain
+    build has not imported them yet, so this removes nothing but the package itself).
+    """
+    if (root / "generator" / "__init__.py").exists() and sys.path[0] != str(root):
+        sys.path.insert(0, str(root))
+    for name in [m for m in sys.modules if m == "generator" or m.startswith("generator.")]:
+        if name != __name__:
+            del sys.modules[name]
+
+
+class ItmPlugin(BasePlugin[ItmConfig]):
+    supports_multiple_instances = False
+
+    def __init__(self) -> None:
+        self.command: str | None = None
+        self.failed = False
+        self.site: Any = None  # generator.site.Site, once on_config has run
+        self.site_dir: Path | None = None
+        self.staging: Path | None = None
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.command = command
+
+    @event_priority(100)  # first: the staging folder must be set before others read site_dir
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        self.failed = False
+        if not self.config.enabled:
+            return config
+        root = _project_root(config)
+        os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(root))
+        _fresh_generator(root)
+        from generator.errors import InputError
+        from generator.settings import Settings
+        from generator.site import Site
+
+        try:
+            self.site = Site.load(Settings.load(root, dict(self.config)))
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
+        for watched in ("generator", "sources"):
+            if str(root / watched) not in config.watch:
+                config.watch.append(str(root / watched))
+        if self.command == "build":
+            final = Path(config.site_dir)
+            staging = final.with_name(f".{final.name}.staging")
+            shutil.rmtree(staging, ignore_errors=True)
+            self.site_dir, self.staging = final, staging
+            config.site_dir = str(staging)
+        return config
+
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        if not self.config.enabled:
+            return files
+        from generator.errors import InputError
+        from generator.features import load_features
+        from generator.figures import figure_files
+        from generator.pages import latex_tables
+
+        site = self.site
+        generated = {**site.generated, **latex_tables(), **figure_files(site.cache_dir)}
+        try:
+            for feature in load_features():
+                if hasattr(feature, "files"):
+                    generated.update(feature.files(site))
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
+        for path, content in sorted(generated.items()):
+            files.append(File.generated(config, path, content=content))
+        return files
+
+    @event_priority(50)  # early: other plugins see the page with its blocks filled in
+    def on_page_markdown(
+        self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str:
+        if not self.config.enabled:
+            return markdown
+        from generator.errors import InputError
+        from generator.pages import PageMacros, render_page
+
+        def url_for(docs_path: str) -> str | None:
+            target = files.get_file_from_path(docs_path)
+            return get_relative_url(target.url, page.file.url) if target else None
+
+        macros = PageMacros(self.site, src_path=page.file.src_uri, meta=page.meta, url_for=url_for)
+        try:
+            return render_page(markdown, macros)
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
+        except Exception as error:  # a Jinja syntax or name error in a page
+            raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self.failed = True
+
+    @event_priority(-100)  # last: publish only after every other plugin has finished
+    def on_shutdown(self) -> None:
+        staging, final = self.staging, self.site_dir
+        if self.command != "build" or staging is None or final is None or not staging.exists():
+            return
+        if self.failed:
+            shutil.rmtree(staging, ignore_errors=True)
+            log.error("Inside the Model: build failed; %s was left as it was.", final)
+            return
+        old = final.with_name(f".{final.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            final.rename(old)
+        staging.rename(final)
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,121 @@
+"""The build's settings, read once: plugin options from mkdocs.yml, then environment overrides.
+
+This is the only module that reads the environment. `Settings.load(root, options)` is called by
+the MkDocs plugin (options = its `plugins: - itm:` block) and by `itm` commands (no options);
+everything below receives the resulting frozen object instead of looking at os.environ.
+
+Every setting, its option name and its variable are listed in SETTINGS (and in README.md).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.errors import InputError
+
+DEFAULT_PYPI_SIMPLE = "https://pypi.org/simple"
+DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("", "0", "false", "no", "off")
+
+# option in mkdocs.yml -> environment variable that overrides it
+SETTINGS: dict[str, str] = {
+    "cache_dir": "ITM_CACHE_DIR",
+    "offline": "ITM_OFFLINE",
+    "git_dirs": "ITM_GIT_DIRS",
+    "pypi_simple": "ITM_PYPI_SIMPLE",
+    "github_raw": "ITM_GITHUB_RAW",
+    "gpt2_weights": "ITM_GPT2_WEIGHTS",
+    "download_weights": "ITM_DOWNLOAD_WEIGHTS",
+    "forward_prompt": "ITM_FORWARD_PROMPT",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path  # the project folder (where mkdocs.yml, docs/ and sources/ are)
+    cache_dir: Path  # fetched sources, assets, figures, the stand-in
+    offline: bool = False  # never touch the network
+    git_dirs: Mapping[str, Path] = field(default_factory=dict)  # "owner/name" -> local clone
+    pypi_simple: str = DEFAULT_PYPI_SIMPLE  # PyPI's simple index (a mirror in tests)
+    github_raw: str = DEFAULT_GITHUB_RAW  # raw file host for pinned GitHub files
+    gpt2_weights: str | None = None  # GPT-2's model.safetensors, or a folder with it
+    download_weights: bool = False  # may fetch the pinned GPT-2 revision from the hub
+    forward_prompt: str | None = None  # the forward-pass page's prompt (None: the page's own)
+    hub_cache: Path = Path.home() / ".cache" / "huggingface" / "hub"  # Hugging Face cache
+
+    @classmethod
+    def load(
+        cls,
+        root: Path,
+        options: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Settings:
+        """Settings from plugin `options` (may be empty), each overridden by its variable."""
+        env = os.environ if env is None else env
+        root = Path(root).resolve()
+        values: dict[str, Any] = {
+            k: v for k, v in (options or {}).items() if k in SETTINGS and v is not None
+        }
+        for option, variable in SETTINGS.items():
+            if env.get(variable):
+                values[option] = env[variable]
+            elif variable in env and option in ("offline", "download_weights"):
+                values[option] = ""  # set but empty: explicitly off
+        cache_dir = Path(values.get("cache_dir") or ".cache").expanduser()
+        return cls(
+            root=root,
+            cache_dir=cache_dir if cache_dir.is_absolute() else root / cache_dir,
+            offline=flag(values.get("offline", False), SETTINGS["offline"]),
+            git_dirs=git_dirs(values.get("git_dirs") or {}),
+            pypi_simple=str(values.get("pypi_simple") or DEFAULT_PYPI_SIMPLE).rstrip("/"),
+            github_raw=str(values.get("github_raw") or DEFAULT_GITHUB_RAW).rstrip("/"),
+            gpt2_weights=str(values["gpt2_weights"]) if values.get("gpt2_weights") else None,
+            download_weights=flag(
+                values.get("download_weights", False), SETTINGS["download_weights"]
+            ),
+            forward_prompt=values.get("forward_prompt") or None,
+            hub_cache=hub_cache_dir(env),
+        )
+
+
+def flag(value: object, variable: str) -> bool:
+    """A yes/no setting: True/False, or "1/true/yes/on" and "0/false/no/off/''" (any case)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE:
+        return True
+    if text in FALSE:
+        return False
+    raise InputError(
+        f"{variable}={value!r} is neither yes nor no",
+        entry=variable,
+        fix=f"set {variable} to one of {', '.join(TRUE)} or {', '.join(f for f in FALSE if f)}",
+    )
+
+
+def git_dirs(value: str | Mapping[str, str]) -> dict[str, Path]:
+    """Local clones: {"owner/name": path}, or "owner/name=path" items joined by os.pathsep."""
+    if isinstance(value, Mapping):
+        return {repo: Path(path).expanduser() for repo, path in value.items()}
+    found: dict[str, Path] = {}
+    for item in str(value).split(os.pathsep):
+        if "=" in item:
+            name, _, path = item.partition("=")
+            found[name.strip()] = Path(path.strip()).expanduser()
+    return found
+
+
+def hub_cache_dir(env: Mapping[str, str]) -> Path:
+    """Where huggingface_hub keeps its snapshots (its own variables, in its order)."""
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    xdg = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") else None
+    return (xdg or Path.home() / ".cache") / "huggingface" / "hub"

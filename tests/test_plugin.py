@@ -1,0 +1,75 @@
+"""The MkDocs plugin: found through its entry point, typed options, and settings with overrides."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from generator.errors import InputError
+from generator.settings import Settings
+from tests.site_helpers import ROOT
+
+
+def load_config(tmp_path: Path, plugin_block: str):
+    from mkdocs.config import load_config as mkdocs_load
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        f"site_name: t\ndocs_dir: {ROOT / 'docs'}\nplugins:\n  - search\n{plugin_block}"
+    )
+    return mkdocs_load(str(config))
+
+
+def test_the_plugin_is_registered_and_enabled_in_mkdocs_yml() -> None:
+    from mkdocs.config import load_config as mkdocs_load
+
+    from generator.plugin import ItmPlugin
+
+    (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == "itm"]
+    assert point.load() is ItmPlugin
+    config = mkdocs_load(str(ROOT / "mkdocs.yml"))
+    assert list(config.plugins) == ["material/search", "itm"]  # Material's search stays
+    assert isinstance(config.plugins["itm"], ItmPlugin)
+    assert "hooks" not in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_options_are_typed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from mkdocs.exceptions import Abort, ConfigurationError
+
+    config = load_config(tmp_path, "  - itm:\n      offline: true\n      cache_dir: c\n")
+    assert config.plugins["itm"].config.offline is True
+    with pytest.raises((Abort, ConfigurationError)):
+        load_config(tmp_path, "  - itm:\n      offline: perhaps\n")
+    load_config(tmp_path, "  - itm:\n      no_such_option: 1\n")  # strict: true makes it fatal
+    assert "Plugin 'itm' option 'no_such_option': Unrecognised" in caplog.text
+
+
+def test_environment_overrides_options(tmp_path: Path) -> None:
+    options = {"cache_dir": "from-yml", "offline": False, "forward_prompt": "yml prompt"}
+    plain = Settings.load(tmp_path, options, env={})
+    assert plain.cache_dir == tmp_path.resolve() / "from-yml"  # relative to the project
+    assert (plain.offline, plain.forward_prompt) == (False, "yml prompt")
+    env = {"ITM_CACHE_DIR": str(tmp_path / "env"), "ITM_OFFLINE": "1", "ITM_FORWARD_PROMPT": "p"}
+    over = Settings.load(tmp_path, options, env=env)
+    assert over.cache_dir == tmp_path / "env"
+    assert (over.offline, over.forward_prompt) == (True, "p")
+
+
+@pytest.mark.parametrize(
+    ("value", "offline"),
+    [("no", False), ("off", False), ("0", False), ("", False), ("yes", True), ("TRUE", True)],
+)
+def test_one_meaning_for_yes_and_no(tmp_path: Path, value: str, offline: bool) -> None:
+    """ITM_OFFLINE=no used to mean offline to the site and online to the checkpoint lookup."""
+    settings = Settings.load(tmp_path, {"offline": True}, env={"ITM_OFFLINE": value})
+    assert settings.offline is offline
+    download = Settings.load(tmp_path, env={"ITM_DOWNLOAD_WEIGHTS": value})
+    assert download.download_weights is offline
+
+
+def test_a_value_that_is_neither_yes_nor_no_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.load(tmp_path, env={"ITM_OFFLINE": "maybe"})
+    assert "ITM_OFFLINE" in str(caught.value) and "fix:" in str(caught.value)
