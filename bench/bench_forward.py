@@ -38,10 +38,11 @@ import json, sys, time, pathlib
 start = time.perf_counter()
 from generator.forward import current
 from generator.forward import feature, render
-import types
-root = pathlib.Path({root!r})
-fp = current(root)
-site = types.SimpleNamespace(root=root)  # files() reads only the root
+from generator.settings import Settings
+from generator.site import Site
+settings = Settings.load(pathlib.Path({root!r}))
+fp = current(settings)
+site = Site(settings, excerpts={{}})  # files() reads only the settings
 files = feature.files(site)
 gallery = render.gallery_block(fp, lambda p: "../" + p)
 print(json.dumps({{

@@ -48,6 +48,11 @@ class Settings:
     forward_prompt: str | None = None  # the forward-pass page's prompt (None: the page's own)
     hub_cache: Path = Path.home() / ".cache" / "huggingface" / "hub"  # Hugging Face cache
 
+    @property
+    def may_download(self) -> bool:
+        """Asked to download the pinned GPT-2 files, and not offline."""
+        return self.download_weights and not self.offline
+
     @classmethod
     def load(
         cls,
@@ -105,8 +110,8 @@ def git_dirs(value: str | Mapping[str, str]) -> dict[str, Path]:
         return {repo: Path(path).expanduser() for repo, path in value.items()}
     found: dict[str, Path] = {}
     for item in str(value).split(os.pathsep):
-        if "=" in item:
-            name, _, path = item.partition("=")
+        name, sep, path = item.partition("=")
+        if sep and name.strip() and path.strip():
             found[name.strip()] = Path(path.strip()).expanduser()
     return found
 

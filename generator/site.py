@@ -6,7 +6,6 @@ This module knows nothing about MkDocs; the plugin in generator/plugin.py adapts
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,31 +14,35 @@ from generator.settings import Settings
 LOCK_FILE = "sources/lock.toml"
 
 
-def cache_dir_for(root: Path) -> Path:
-    return Path(os.environ.get("ITM_CACHE_DIR") or root / ".cache")
-
-
 @dataclass
 class Site:
-    root: Path
-    cache_dir: Path
+    settings: Settings
     excerpts: dict  # excerpt id -> generator.sources.Excerpt
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
+
+    @property
+    def root(self) -> Path:
+        return self.settings.root
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.settings.cache_dir
 
     @classmethod
     def load(cls, settings: Settings) -> Site:
         from generator.assets import load_pins, package_files
-        from generator.sources import load_lock, resolve_all
+        from generator.sources import load_lock
+        from generator.sources.resolve import Resolver
 
-        root, cache_dir, offline = settings.root, settings.cache_dir, settings.offline
-        lock = load_lock(root / LOCK_FILE)
-        excerpts = resolve_all(lock, cache_dir=cache_dir, offline=offline)
+        lock = load_lock(settings.root / LOCK_FILE)
+        resolver = Resolver.for_settings(lock, settings)
+        excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
         generated: dict[str, bytes] = {}
         for relative, data in package_files(
-            load_pins(root)["katex"], cache_dir, offline=offline
+            load_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
         ).items():
             generated[f"assets/katex/{relative}"] = data
-        return cls(root=root, cache_dir=cache_dir, excerpts=excerpts, generated=generated)
+        return cls(settings=settings, excerpts=excerpts, generated=generated)
 
     def excerpt(self, excerpt_id: str, *, used_by: str):
         from generator.errors import InputError

@@ -99,3 +99,16 @@ def block_network(monkeypatch) -> list[object]:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "create_connection", create_connection)
     return attempts
+
+
+def pins_toml(paths: dict[str, Path]) -> str:
+    pin = pin_for(paths)
+    files = "".join(
+        f'\n[checkpoints.gpt2.files."{f.name}"]\nsize = {f.size}\nsha256 = "{f.sha256}"\n'
+        for f in pin.files.values()
+    )
+    return (
+        "version = 1\n\n[checkpoints.gpt2]\n"
+        f'repo = "{pin.repo}"\nrevision = "{pin.revision}"\nmodel = "tiny"\n'
+        'license = "test"\nenv = "ITM_GPT2_WEIGHTS"\n' + files
+    )

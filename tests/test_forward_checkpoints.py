@@ -13,10 +13,12 @@ import pytest
 from generator.errors import InputError
 from generator.forward import checkpoints
 from generator.forward.checkpoints import load_pins, resolve, sha256_of
+from generator.settings import Settings
 from tests.forward_helpers import (
     block_network,
     hub_snapshot,
     pin_for,
+    pins_toml,
     sha256_file,
     write_tiny_checkpoint,
 )
@@ -34,28 +36,46 @@ def tiny(tmp_path):
     return paths, pin_for(paths)
 
 
-def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """An environment with an empty hub cache of its own and nothing else set."""
-    return {"HF_HUB_CACHE": str(tmp_path / "empty-hub"), **extra}
+def find(tmp_path: Path, pin, user_path=None, *, hub_cache=None, download=False):
+    """resolve() with an empty hub cache of its own; a user path is named by the pin's variable."""
+    return resolve(
+        pin,
+        cache_dir=tmp_path / "cache",
+        hub_cache=hub_cache or tmp_path / "empty-hub",
+        user_path=user_path,
+        origin=pin.env,
+        download=download,
+    )
 
 
 def test_user_path_to_the_weights_file_resolves_with_tokenizer_beside_it(tmp_path, tiny, offline):
     paths, pin = tiny
-    env = bare_env(tmp_path, ITM_TINY_WEIGHTS=str(paths["model.safetensors"]))
-    found = resolve(pin, cache_dir=tmp_path / "cache", env=env)
+    found = find(tmp_path, pin, str(paths["model.safetensors"]))
     assert found is not None and found.origin == "ITM_TINY_WEIGHTS"
     assert found.paths == paths
     assert offline == []
 
 
-def test_a_folder_given_with_the_flag_wins_over_the_environment(tmp_path, tiny, offline):
-    paths, pin = tiny
-    env = bare_env(tmp_path, ITM_TINY_WEIGHTS=str(tmp_path / "nowhere"))
-    found = resolve(
-        pin, cache_dir=tmp_path / "cache", env=env, user_path=paths["vocab.json"].parent
-    )
-    assert found.origin == "--weights"
-    assert found.weights == paths["model.safetensors"]
+def test_a_folder_given_with_the_flag_wins_over_the_setting(tmp_path, tiny, offline, monkeypatch):
+    """--weights beats ITM_GPT2_WEIGHTS (here pointing nowhere): choose_source asks for it."""
+    from generator.forward.pipeline import choose_source
+    from generator.settings import Settings
+
+    from generator import config
+    from tests.forward_helpers import TINY
+
+    monkeypatch.setitem(config.CONFIGS, "tiny", TINY)
+    paths, _ = tiny
+    root = tmp_path / "project"
+    (root / "sources").mkdir(parents=True)
+    (root / "sources" / "checkpoints.toml").write_text(pins_toml(paths), encoding="utf-8")
+    env = {"ITM_GPT2_WEIGHTS": str(tmp_path / "nowhere"), "HF_HUB_CACHE": str(tmp_path / "hub")}
+    settings = Settings.load(root, {"cache_dir": str(tmp_path / "cache")}, env=env)
+    source = choose_source(settings, weights=str(paths["vocab.json"].parent))
+    assert source.checkpoint.origin == "--weights"
+    assert source.checkpoint.weights == paths["model.safetensors"]
+    with pytest.raises(InputError, match="ITM_GPT2_WEIGHTS"):  # without the flag: the setting
+        choose_source(settings)
 
 
 def test_hugging_face_cache_layout_is_found(tmp_path, tiny, offline):
@@ -75,7 +95,8 @@ def test_hugging_face_cache_layout_is_found(tmp_path, tiny, offline):
             (tmp_path / "home").mkdir()
             (tmp_path / "hub-moved").rename(tmp_path / "home" / "hub")
             env = {"HF_HOME": str(tmp_path / "home")}
-        found = resolve(pin, cache_dir=tmp_path / "cache", env=env)
+        hub_cache = Settings.load(tmp_path, env=env).hub_cache  # where the build would look
+        found = find(tmp_path, pin, hub_cache=hub_cache)
         assert found is not None and found.origin.startswith("Hugging Face cache")
         assert found.weights.name == "model.safetensors"
     assert offline == []
@@ -85,7 +106,7 @@ def test_nothing_found_means_none_and_no_download(tmp_path, tiny, offline, monke
     _, pin = tiny
     called = []
     monkeypatch.setattr("huggingface_hub.hf_hub_download", lambda **kw: called.append(kw))
-    assert resolve(pin, cache_dir=tmp_path / "cache", env=bare_env(tmp_path)) is None
+    assert find(tmp_path, pin) is None
     assert called == [] and offline == []
 
 
@@ -95,9 +116,8 @@ def test_a_hash_mismatch_is_refused_naming_both_hashes(tmp_path, tiny, offline):
     data[-1] ^= 0xFF  # one flipped byte in the last tensor
     paths["model.safetensors"].write_bytes(bytes(data))
     actual = sha256_file(paths["model.safetensors"])
-    env = bare_env(tmp_path, ITM_TINY_WEIGHTS=str(paths["model.safetensors"]))
     with pytest.raises(InputError) as caught:
-        resolve(pin, cache_dir=tmp_path / "cache", env=env)
+        find(tmp_path, pin, str(paths["model.safetensors"]))
     message = str(caught.value)
     assert actual in message
     assert pin.files["model.safetensors"].sha256 in message
@@ -109,18 +129,15 @@ def test_a_hash_mismatch_is_refused_naming_both_hashes(tmp_path, tiny, offline):
 def test_a_tokenizer_file_that_differs_is_refused_too(tmp_path, tiny, offline):
     paths, pin = tiny
     paths["merges.txt"].write_text("#version: 0.2\nĠ t\n", encoding="utf-8")
-    env = bare_env(tmp_path, ITM_TINY_WEIGHTS=str(paths["model.safetensors"].parent))
     with pytest.raises(InputError, match=sha256_file(paths["merges.txt"])):
-        resolve(pin, cache_dir=tmp_path / "cache", env=env)
+        find(tmp_path, pin, str(paths["model.safetensors"].parent))
 
 
 def test_a_missing_user_path_says_what_to_do(tmp_path, tiny, offline):
     _, pin = tiny
     missing = tmp_path / "no" / "model.safetensors"
     with pytest.raises(InputError) as caught:
-        resolve(
-            pin, cache_dir=tmp_path / "cache", env=bare_env(tmp_path, ITM_TINY_WEIGHTS=str(missing))
-        )
+        find(tmp_path, pin, str(missing))
     message = str(caught.value)
     assert str(missing) in message and "does not exist" in message
     assert "ITM_TINY_WEIGHTS" in message and pin.revision in message
@@ -129,9 +146,8 @@ def test_a_missing_user_path_says_what_to_do(tmp_path, tiny, offline):
 def test_missing_tokenizer_files_are_named(tmp_path, tiny, offline):
     paths, pin = tiny
     paths["vocab.json"].unlink()
-    env = bare_env(tmp_path, ITM_TINY_WEIGHTS=str(paths["model.safetensors"]))
     with pytest.raises(InputError, match=r"vocab\.json not found"):
-        resolve(pin, cache_dir=tmp_path / "cache", env=env)
+        find(tmp_path, pin, str(paths["model.safetensors"]))
 
 
 def test_the_hash_is_remembered_by_path_size_and_mtime(tmp_path, tiny):
@@ -167,16 +183,18 @@ def test_download_is_opt_in_exact_revision_and_verified(tmp_path, tiny, offline,
 
     monkeypatch.setattr("huggingface_hub.hf_hub_download", fake_download)
     env = {"HF_HUB_CACHE": str(hub), "ITM_DOWNLOAD_WEIGHTS": "1", "ITM_OFFLINE": "1"}
-    assert resolve(pin, cache_dir=tmp_path / "cache", env=env) is None
+    settings = Settings.load(tmp_path, env=env)
+    assert find(tmp_path, pin, hub_cache=settings.hub_cache, download=settings.may_download) is None
     assert calls == []
     env.pop("ITM_OFFLINE")
-    found = resolve(pin, cache_dir=tmp_path / "cache", env=env)
+    settings = Settings.load(tmp_path, env=env)
+    found = find(tmp_path, pin, hub_cache=settings.hub_cache, download=settings.may_download)
     assert found.origin.startswith("downloaded")
     assert {c[1] for c in calls} == set(pin.files)
     assert all(c[0] == pin.repo and c[2] == pin.revision and c[3] == str(hub) for c in calls)
     # Next time the cache has it: no download.
     calls.clear()
-    assert resolve(pin, cache_dir=tmp_path / "cache", env={"HF_HUB_CACHE": str(hub)}) is not None
+    assert find(tmp_path, pin, hub_cache=hub) is not None
     assert calls == [] and offline == []
 
 

@@ -5,8 +5,6 @@ the pin, and no network. CI never has GPT-2's 548 MB, so this is the path's only
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,22 +12,11 @@ from generator import config
 from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
 from generator.forward.checkpoints import PINS_FILE, load_pins
-from tests.forward_helpers import TINY, block_network, pin_for, write_tiny_checkpoint
+from generator.settings import Settings
+from generator.site import Site
+from tests.forward_helpers import TINY, block_network, pins_toml, write_tiny_checkpoint
 
 PROMPT = " the cat sat on the mat, the cat sat"
-
-
-def pins_toml(paths: dict[str, Path]) -> str:
-    pin = pin_for(paths)
-    files = "".join(
-        f'\n[checkpoints.gpt2.files."{f.name}"]\nsize = {f.size}\nsha256 = "{f.sha256}"\n'
-        for f in pin.files.values()
-    )
-    return (
-        "version = 1\n\n[checkpoints.gpt2]\n"
-        f'repo = "{pin.repo}"\nrevision = "{pin.revision}"\nmodel = "tiny"\n'
-        'license = "test"\nenv = "ITM_GPT2_WEIGHTS"\n' + files
-    )
 
 
 @pytest.fixture
@@ -54,7 +41,8 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
         "ITM_FORWARD_PROMPT": PROMPT,
     }.items():
         monkeypatch.setenv(name, value)
-    fp = current(root)  # what the build's macros and files read
+    settings = Settings.load(root)  # the variables above, as the plugin reads them
+    fp = current(settings)  # what the build's macros and files read
 
     assert fp.source.is_gpt2 and fp.cfg == TINY and fp.source.standin is None
     assert fp.tokens[0] == "<|endoftext|>" and "".join(fp.tokens[1:]) == PROMPT
@@ -72,7 +60,7 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
 
     gallery = render.gallery_block(fp, lambda path: path)
     assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head
-    files = feature.files(type("FakeSite", (), {"root": root})())
+    files = feature.files(Site(settings, excerpts={}))
     assert sum(name.endswith(".svg") for name in files) == TINY.n_layer * TINY.n_head
     assert fp.removals[0].layer is None  # the intact model comes first
     # Random tiny weights make no recognisable head, so there is nothing to remove, and the

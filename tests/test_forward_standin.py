@@ -28,7 +28,7 @@ from generator.forward.standin import (
     train,
     weights_digest,
 )
-from generator.site import cache_dir_for
+from generator.settings import Settings
 from tests.site_helpers import ROOT, build_env
 
 pytest.importorskip("torch")
@@ -40,7 +40,7 @@ SHORT = dataclasses.replace(TRAINING, steps=12, batch=8)  # enough steps to test
 @pytest.fixture(scope="module")
 def standin():
     """The site's stand-in, trained here if the build has not cached it yet."""
-    cache_dir = cache_dir_for(ROOT)
+    cache_dir = Settings.load(ROOT).cache_dir
     return load_or_train(cache_dir)
 
 
@@ -54,17 +54,17 @@ def test_training_is_deterministic_and_depends_on_the_seed():
 
 def test_cached_result_is_reused_without_importing_torch(standin):
     """A fresh process loads the cached file: no training, so torch is never imported."""
-    assert standin.path == cache_path(cache_dir_for(ROOT)) and standin.path.exists()
+    assert standin.path == cache_path(Settings.load(ROOT).cache_dir) and standin.path.exists()
     code = (
         "import sys, pathlib\n"
         "from generator.forward.standin import load_or_train\n"
-        "from generator.site import cache_dir_for\n"
-        f"s = load_or_train(cache_dir_for(pathlib.Path({str(ROOT)!r})))\n"
+        "from generator.settings import Settings\n"
+        f"s = load_or_train(Settings.load(pathlib.Path({str(ROOT)!r})).cache_dir)\n"
         "from generator.forward.standin import weights_digest\n"
         "print(weights_digest(s.weights))\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
-    env = build_env(ITM_CACHE_DIR=str(cache_dir_for(ROOT)))
+    env = build_env(ITM_CACHE_DIR=str(Settings.load(ROOT).cache_dir))
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )

@@ -24,7 +24,8 @@ def test_resolved_tiny_checkpoint_matches_gpt2lmheadmodel(tmp_path, monkeypatch)
     found = resolve(
         pin,
         cache_dir=tmp_path / "cache",
-        env={"ITM_TINY_WEIGHTS": str(folder), "HF_HUB_CACHE": str(tmp_path / "hub")},
+        hub_cache=tmp_path / "hub",
+        user_path=folder,
     )
     tokenizer = BPETokenizer.from_files(found.paths["vocab.json"], found.paths["merges.txt"])
     ids = np.array([tokenizer.bos_id, *tokenizer.encode(" the cat sat on the mat, the cat")])

@@ -73,3 +73,19 @@ def test_a_value_that_is_neither_yes_nor_no_is_an_input_error(tmp_path: Path) ->
     with pytest.raises(InputError) as caught:
         Settings.load(tmp_path, env={"ITM_OFFLINE": "maybe"})
     assert "ITM_OFFLINE" in str(caught.value) and "fix:" in str(caught.value)
+
+
+def test_only_settings_reads_the_environment() -> None:
+    """Every ITM_* setting goes through generator/settings.py; the plugin only sets the epoch."""
+    import ast
+
+    readers = []
+    for path in sorted((ROOT / "generator").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+            if name in ("environ", "getenv", "environb"):
+                readers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    allowed = {"generator/settings.py", "generator/plugin.py"}
+    assert [r for r in readers if r.split(":")[0] not in allowed] == []
+    plugin = (ROOT / "generator" / "plugin.py").read_text(encoding="utf-8")
+    assert plugin.count("os.environ") == 1 and 'os.environ.setdefault("SOURCE_DATE_EPOCH"' in plugin

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
+from generator.settings import Settings
 from generator.sources import load_lock, resolve_all
 from tests.site_helpers import ROOT
 
@@ -288,7 +289,7 @@ def test_walkthrough_links_the_forward_pass_strongest_trained_heads(built_site: 
     from generator.forward import current
     from generator.forward.analysis import previous_token_score
 
-    run = current(ROOT)
+    run = current(Settings.load(ROOT))
     blocks = run.trace.blocks
     heads = [
         (b, h) for b in range(len(blocks)) for h in range(blocks[b].attention["weights"].shape[0])

@@ -9,6 +9,7 @@ import pytest
 
 from generator.cli import main
 from generator.errors import InputError
+from generator.settings import Settings
 from generator.sources.lock import load_lock
 from generator.sources.resolve import Resolver, resolve_all
 from tests.sources_helpers import (
@@ -77,10 +78,11 @@ def test_symbol_only_pin_resolves_its_lines_through_ast(tmp_path: Path, upstream
 
 def test_git_checkout_from_the_environment(tmp_path: Path, upstream, monkeypatch) -> None:
     directory, commit = upstream
-    monkeypatch.setenv("ITM_GIT_DIRS", f"{REPO}={directory}")
+    env = {"ITM_GIT_DIRS": f"{REPO}={directory}", "ITM_OFFLINE": "yes"}
+    settings = Settings.load(tmp_path, env=env)
     lock = load_lock(lock_file(tmp_path, commit, excerpt_table("t", TOY_V1, lines=HELPER)))
-    excerpts = resolve_all(lock, cache_dir=tmp_path / "cache", offline=True)
-    assert excerpts["t"].resolved_from == f"git:{directory}"
+    resolver = Resolver.for_settings(lock, settings)
+    assert resolver.resolve(lock.pins[0]).resolved_from == f"git:{directory}"
 
 
 def test_a_hash_mismatch_at_the_commit_is_final(tmp_path: Path, upstream) -> None:

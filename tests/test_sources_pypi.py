@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
+from generator.settings import Settings
 from generator.sources.cache import BlobCache
 from generator.sources.fetch import NetSettings
 from generator.sources.lock import load_lock
@@ -200,8 +201,8 @@ def test_missing_member_is_named(tmp_path: Path) -> None:
 
 
 def test_registry_unreachable_is_offline(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("ITM_PYPI_SIMPLE", refused_url() + "/simple")
+    settings = Settings.load(tmp_path, env={"ITM_PYPI_SIMPLE": refused_url() + "/simple"})
     lock = make_lock(tmp_path, WHEEL_MIRROR)
-    resolver = Resolver(lock, cache_dir=tmp_path / "cache", sources=("cache", "pypi"), net=FAST)
+    resolver = Resolver.for_settings(lock, settings, sources=("cache", "pypi"), net=FAST)
     with pytest.raises(InputError, match="offline: connection refused"):
         resolver.resolve(lock.pin("toy.helper"))

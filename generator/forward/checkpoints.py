@@ -1,12 +1,12 @@
 """Pinned checkpoints: find GPT-2's files, verify their bytes against the pin, or report none.
 
 Resolution order for a pinned checkpoint (sources/checkpoints.toml):
-1. a path the user gives (the `--weights` flag or the pin's environment variable, e.g.
-   ITM_GPT2_WEIGHTS): a model.safetensors file, or a folder holding the pinned files;
-2. the standard Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub),
-   snapshot of exactly the pinned revision;
-3. a download of that revision through huggingface_hub, only when asked (ITM_DOWNLOAD_WEIGHTS=1)
-   and not offline (ITM_OFFLINE=1).
+1. a path the user gives (the `--weights` flag or the `gpt2_weights` setting, ITM_GPT2_WEIGHTS):
+   a model.safetensors file, or a folder holding the pinned files;
+2. the standard Hugging Face cache (settings.hub_cache: HF_HUB_CACHE, HF_HOME/hub,
+   ~/.cache/huggingface/hub), snapshot of exactly the pinned revision;
+3. a download of that revision through huggingface_hub, only when asked (download_weights) and
+   not offline; the caller decides both from the build's settings.
 Otherwise: None, and the page shows a stand-in. A file whose bytes do not hash to the pin is
 refused with both hashes in the message. Hashing 548 MB takes seconds, so each result is
 remembered by (path, size, mtime) in the cache directory.
@@ -19,7 +19,6 @@ import json
 import os
 import tempfile
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from generator.errors import InputError
 PINS_FILE = "sources/checkpoints.toml"
 WEIGHTS_FILE = "model.safetensors"
 DOWNLOAD_ENV = "ITM_DOWNLOAD_WEIGHTS"
-OFFLINE_ENV = "ITM_OFFLINE"
 HASH_CACHE = "checkpoints/sha256.json"  # under the build cache (.cache/)
 CHUNK = 1 << 20
 
@@ -207,59 +205,39 @@ def verify(
 
 
 # -- where files can be -----------------------------------------------------------------------------
-def hub_cache_dir(env: Mapping[str, str]) -> Path:
-    """The Hugging Face hub cache, as huggingface_hub finds it."""
-    if env.get("HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"]).expanduser()
-    if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
-    base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else Path.home() / ".cache"
-    return base.expanduser() / "huggingface" / "hub"
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "") not in ("", "0", "false", "no")
-
-
 def resolve(
     pin: CheckpointPin,
     *,
     cache_dir: Path,
+    hub_cache: Path,
     user_path: str | Path | None = None,
-    env: Mapping[str, str] | None = None,
-    download: bool | None = None,
+    origin: str = "--weights",
+    download: bool = False,
 ) -> Checkpoint | None:
     """The pinned checkpoint's verified files, or None when it is not on this machine.
 
-    user_path (or env[pin.env]) must exist and hold the pinned files: an InputError says which is
-    missing. A file that hashes differently is refused, wherever it was found.
+    user_path (given by `origin`: the flag or pin.env) must exist and hold the pinned files: an
+    InputError says which is missing. A file that hashes differently is refused, wherever it
+    was found. `download` (asked for and not offline) fetches the revision into hub_cache.
     """
-    env = os.environ if env is None else env
-    if user_path is None and env.get(pin.env):
-        user_path = env[pin.env]
-        origin = pin.env
-    else:
-        origin = "--weights"
     if user_path is not None:
-        return _from_user_path(pin, Path(user_path).expanduser(), cache_dir, env, origin)
+        return _from_user_path(pin, Path(user_path).expanduser(), cache_dir, hub_cache, origin)
 
-    hub = hub_cache_dir(env)
-    snapshot = pin.snapshot(hub)
+    snapshot = pin.snapshot(hub_cache)
     if (snapshot / WEIGHTS_FILE).exists():
         paths = {name: snapshot / name for name in pin.files}
         missing = [name for name, p in paths.items() if not p.exists()]
         if not missing:
-            return _verified(pin, paths, cache_dir, f"Hugging Face cache ({hub})")
+            return _verified(pin, paths, cache_dir, f"Hugging Face cache ({hub_cache})")
 
-    wanted = _flag(env, DOWNLOAD_ENV) if download is None else download
-    if wanted and not _flag(env, OFFLINE_ENV):
-        paths = _download(pin, hub)
+    if download:
+        paths = _download(pin, hub_cache)
         return _verified(pin, paths, cache_dir, "downloaded into the Hugging Face cache")
     return None
 
 
 def _from_user_path(
-    pin: CheckpointPin, given: Path, cache_dir: Path, env: Mapping[str, str], origin: str
+    pin: CheckpointPin, given: Path, cache_dir: Path, hub_cache: Path, origin: str
 ) -> Checkpoint:
     if not given.exists():
         raise InputError(
@@ -274,7 +252,7 @@ def _from_user_path(
     paths = {name: folder / name for name in pin.files}
     if given.is_file():
         paths[WEIGHTS_FILE] = given
-    snapshot = pin.snapshot(hub_cache_dir(env))
+    snapshot = pin.snapshot(hub_cache)
     for name, path in paths.items():  # the tokenizer files may sit in the hub cache instead
         if not path.exists() and (snapshot / name).exists():
             paths[name] = snapshot / name

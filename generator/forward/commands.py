@@ -10,7 +10,7 @@ Without GPT-2's files the stand-in is used (trained first if it is not cached).
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -27,20 +27,14 @@ def register(subparsers) -> None:
 def run_command(args: argparse.Namespace) -> int:
     from generator.forward.analysis import KINDS, strongest
     from generator.forward.pipeline import run
-    from generator.site import cache_dir_for
+    from generator.settings import Settings
 
-    root = Path(args.root).resolve()
-    env = dict(os.environ)
+    settings = Settings.load(Path(args.root))
+    if args.prompt:
+        settings = dataclasses.replace(settings, forward_prompt=args.prompt)
     if args.download:
-        env["ITM_DOWNLOAD_WEIGHTS"] = "1"
-    fp = run(
-        root,
-        cache_dir_for(root),
-        prompt=args.prompt,
-        env=env,
-        weights=args.weights,
-        log=lambda m: print(m, file=sys.stderr),
-    )
+        settings = dataclasses.replace(settings, download_weights=True)
+    fp = run(settings, weights=args.weights, log=lambda m: print(m, file=sys.stderr))
     where = fp.source.checkpoint.origin if fp.source.is_gpt2 else str(fp.source.standin.path)
     print(f"model: {fp.cfg.label} ({where})")
     print(f"tokens ({len(fp.tokens)}): {'|'.join(fp.tokens)}")

@@ -8,7 +8,7 @@ macros(page): the page's blocks, all rendered from one ForwardPass computed once
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,21 +17,20 @@ from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
 from generator.forward.figures import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass
 from generator.forward.training_figure import training_files
-from generator.site import Site, cache_dir_for
+from generator.site import Site
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
 ASSETS = ("assets/forward.css", "assets/forward.js")
 
 
-def _log(message: str) -> None:
-    print(f"Inside the Model: {message}", file=sys.stderr)
+_log = logging.getLogger("mkdocs.plugins.itm").info  # progress of long work (training)
 
 
 def forward_pass(site: Site) -> ForwardPass:
     """The build's forward pass (computed once per site root and environment)."""
     from generator.forward import current
 
-    return current(site.root, log=_log)
+    return current(site.settings, log=_log)
 
 
 def _pin(site: Site) -> CheckpointPin:
@@ -51,7 +50,7 @@ def files(site: Site) -> dict[str, bytes]:
     if not fp.source.is_gpt2:
         curve = fp.source.standin.record["curve"]
         title = "The stand-in's training, as the build ran it"
-        out.update(training_files(curve, title, cache_dir_for(Path(site.root))))
+        out.update(training_files(curve, title, site.cache_dir))
     return out
 
 

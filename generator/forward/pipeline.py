@@ -6,10 +6,7 @@ Everything the page prints comes from the ForwardPass this module returns.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -19,6 +16,7 @@ from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_pins, resolve
+from generator.settings import Settings
 
 PROMPT_ENV = "ITM_FORWARD_PROMPT"
 # A sentence and then its start again: the second copy can be read off the first (induction),
@@ -69,36 +67,32 @@ class ForwardPass:
         return set(induction_targets(self.token_ids))
 
 
-def prompt_from(env: Mapping[str, str]) -> str:
-    return env.get(PROMPT_ENV) or DEFAULT_PROMPT
+def choose_source(settings: Settings, *, weights: str | None = None, log=None) -> Source:
+    """GPT-2 when its pinned files are found and verified, otherwise the trained stand-in.
 
-
-def choose_source(
-    root: Path, cache_dir: Path, env: Mapping[str, str], *, weights: str | None = None, log=None
-) -> Source:
-    """GPT-2 when its pinned files are found and verified, otherwise the trained stand-in."""
-    pin = load_pins(root / PINS_FILE)["gpt2"]
-    checkpoint = resolve(pin, cache_dir=cache_dir, user_path=weights, env=env)
+    `weights` (the --weights flag) wins over the gpt2_weights setting (the pin's variable).
+    """
+    pin = load_pins(settings.root / PINS_FILE)["gpt2"]
+    user_path, origin = (weights, "--weights") if weights else (settings.gpt2_weights, pin.env)
+    checkpoint = resolve(
+        pin,
+        cache_dir=settings.cache_dir,
+        hub_cache=settings.hub_cache,
+        user_path=user_path,
+        origin=origin,
+        download=settings.may_download,
+    )
     if checkpoint is not None:
         return Source("gpt2", CONFIGS[pin.model].label, checkpoint, None)
     from generator.forward.standin import load_or_train
 
-    return Source("stand-in", "stand-in", None, load_or_train(cache_dir, log=log))
+    return Source("stand-in", "stand-in", None, load_or_train(settings.cache_dir, log=log))
 
 
-def run(
-    root: Path,
-    cache_dir: Path,
-    *,
-    prompt: str | None = None,
-    env: Mapping[str, str] | None = None,
-    weights: str | None = None,
-    log=None,
-) -> ForwardPass:
+def run(settings: Settings, *, weights: str | None = None, log=None) -> ForwardPass:
     """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
-    env = os.environ if env is None else env
-    prompt = prompt or prompt_from(env)
-    source = choose_source(root, cache_dir, env, weights=weights, log=log)
+    prompt = settings.forward_prompt or DEFAULT_PROMPT
+    source = choose_source(settings, weights=weights, log=log)
     if source.is_gpt2:
         from generator.forward.bpe import BPETokenizer
 

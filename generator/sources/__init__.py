@@ -1,13 +1,12 @@
 """Pinned upstream code excerpts: the lock, verified resolution, and how pages cite them.
 
 lock = load_lock(DEFAULT_LOCK)                       # validates; InputError(file, entry, fix)
-excerpts = resolve_all(lock, cache_dir=default_cache_dir())
+excerpts = resolve_all(lock, cache_dir=settings.cache_dir)   # settings: generator.settings
 excerpts["gpt2.attn"].blocks, .permalink, .label, .license, .evidence_level
 """
 
 from __future__ import annotations
 
-from generator.sources.cache import default_cache_dir
 from generator.sources.excerpt import Excerpt, omission_marker
 from generator.sources.lock import (
     DEFAULT_LOCK,
@@ -29,7 +28,6 @@ __all__ = [
     "Pin",
     "Repo",
     "Resolver",
-    "default_cache_dir",
     "load_lock",
     "omission_marker",
     "resolve_all",

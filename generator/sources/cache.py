@@ -13,14 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generator.sources.excerpt import sha256_hex
-from generator.sources.lock import REPO_ROOT
-
-
-def default_cache_dir() -> Path:
-    """$ITM_CACHE_DIR, or <repo>/.cache (the one rule lives in generator.site)."""
-    from generator.site import cache_dir_for
-
-    return cache_dir_for(REPO_ROOT)
 
 
 class BlobCache:

@@ -9,11 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.sources.cache import default_cache_dir
+from generator.settings import Settings
 from generator.sources.excerpt import cut, decode, find_placement, fits, sha256_hex, split_lines
 from generator.sources.lock import (
     DEFAULT_LOCK,
     EVIDENCE_LEVELS,
+    REPO_ROOT,
     Lock,
     Pin,
     Range,
@@ -113,20 +114,29 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _resolver(
+    args: argparse.Namespace, lock: Lock, default_repo: str | None, **options
+) -> Resolver:
+    """A resolver for the project's settings (ITM_* variables), the flags winning over them."""
+    settings = Settings.load(REPO_ROOT)
+    return Resolver.for_settings(
+        lock,
+        settings,
+        cache_dir=args.cache_dir or settings.cache_dir,
+        offline=not getattr(args, "online", False) and (args.offline or settings.offline),
+        git_dirs={**settings.git_dirs, **_git_dirs(args.git, default_repo, lock)},
+        log=_say,
+        **options,
+    )
+
+
 # ---------------------------------------------------------------- verify
 
 
 def run_verify(args: argparse.Namespace) -> int:
     lock = load_lock(args.lock)
     sources = ("github",) if args.online else SOURCES
-    resolver = Resolver(
-        lock,
-        cache_dir=args.cache_dir or default_cache_dir(),
-        offline=args.offline,
-        git_dirs=_git_dirs(args.git, None, lock),
-        log=_say,
-        sources=sources,
-    )
+    resolver = _resolver(args, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
     failures = 0
     for pin in pins:
@@ -200,13 +210,7 @@ def run_pin(args: argparse.Namespace) -> int:
         file = FullFile(text=text, lines=split_lines(text), origin=f"file:{args.trusted_file}")
         default_evidence = args.evidence
     else:
-        resolver = Resolver(
-            lock,
-            cache_dir=args.cache_dir or default_cache_dir(),
-            offline=args.offline,
-            git_dirs=_git_dirs(args.git, args.repo, lock),
-            log=_say,
-        )
+        resolver = _resolver(args, lock, args.repo)
         file = resolver.file_at(repo, args.path, repo.commit, entry=args.id)
         how = (
             "`git show COMMIT:PATH` in a local clone"
@@ -274,13 +278,7 @@ def run_bump(args: argparse.Namespace) -> int:
         )
     check_commit(args.commit, file=lock.display, entry=args.repo)
     new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
-    resolver = Resolver(
-        lock,
-        cache_dir=args.cache_dir or default_cache_dir(),
-        offline=args.offline,
-        git_dirs=_git_dirs(args.git, args.repo, lock),
-        log=_say,
-    )
+    resolver = _resolver(args, lock, args.repo)
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
     updated: list[Pin] = []

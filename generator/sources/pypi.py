@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import tarfile
 import zipfile
@@ -19,7 +18,6 @@ from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import Http
 from generator.sources.lock import Mirror
 
-DEFAULT_SIMPLE = "https://pypi.org/simple"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 
@@ -27,22 +25,17 @@ class MirrorError(Exception):
     """The mirror archive could not be had, or is not what the lock pins."""
 
 
-def simple_base() -> str:
-    """$ITM_PYPI_SIMPLE (tests point it at 127.0.0.1), else pypi.org."""
-    return (os.environ.get("ITM_PYPI_SIMPLE") or DEFAULT_SIMPLE).rstrip("/")
-
-
 def project_url(base: str, package: str) -> str:
     normalized = re.sub(r"[-_.]+", "-", package).lower()  # PEP 503
     return f"{base.rstrip('/')}/{normalized}/"
 
 
-def archive_bytes(mirror: Mirror, http: Http, cache: BlobCache, base: str | None = None) -> bytes:
+def archive_bytes(mirror: Mirror, http: Http, cache: BlobCache, base: str) -> bytes:
     """The mirror's archive, from the cache or the index; always hashing to mirror.sha256."""
     cached = cache.get(mirror.sha256)
     if cached is not None:
         return cached
-    index_url = project_url(base or simple_base(), mirror.package)
+    index_url = project_url(base, mirror.package)
     raw = http.get(index_url, headers={"Accept": SIMPLE_JSON})
     try:
         files = json.loads(raw)["files"]

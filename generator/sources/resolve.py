@@ -8,15 +8,15 @@ and git. What is verified goes into the content-addressed cache for the next bui
 
 from __future__ import annotations
 
-import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from generator.errors import InputError
-from generator.sources.cache import BlobCache, default_cache_dir
+from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, Settings
+from generator.sources.cache import BlobCache
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -34,24 +34,8 @@ from generator.sources.symbols import SymbolError, symbol_range
 
 SOURCES = ("cache", "git", "github", "pypi")
 NETWORK_SOURCES = frozenset({"github", "pypi"})
-DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
 
 Log = Callable[[str], None]
-
-
-def github_raw_base() -> str:
-    """$ITM_GITHUB_RAW (tests point it at 127.0.0.1), else raw.githubusercontent.com."""
-    return (os.environ.get("ITM_GITHUB_RAW") or DEFAULT_GITHUB_RAW).rstrip("/")
-
-
-def git_dirs_from_env() -> dict[str, Path]:
-    """$ITM_GIT_DIRS = "openai/gpt-2=/src/gpt-2:huggingface/transformers=/src/tf" (os.pathsep)."""
-    dirs: dict[str, Path] = {}
-    for item in (os.environ.get("ITM_GIT_DIRS") or "").split(os.pathsep):
-        name, sep, directory = item.partition("=")
-        if sep and name.strip() and directory.strip():
-            dirs[name.strip()] = Path(directory.strip()).expanduser()
-    return dirs
 
 
 @dataclass(frozen=True)
@@ -70,9 +54,9 @@ class Resolver:
         self,
         lock: Lock,
         *,
-        cache_dir: Path | None = None,
+        cache_dir: Path,
         offline: bool = False,
-        git_dirs: dict[str, Path] | None = None,
+        git_dirs: Mapping[str, Path] | None = None,
         log: Log | None = None,
         sources: tuple[str, ...] = SOURCES,
         github_base: str | None = None,
@@ -86,13 +70,28 @@ class Resolver:
         self.offline = offline
         self.sources = tuple(s for s in sources if not (offline and s in NETWORK_SOURCES))
         self.log: Log = log or (lambda message: None)
-        self.cache = BlobCache(cache_dir or default_cache_dir(), log=self.log)
-        self.git_dirs = {**git_dirs_from_env(), **(git_dirs or {})}
-        self.github_base = (github_base or github_raw_base()).rstrip("/")
-        self.pypi_base = pypi_base
+        self.cache = BlobCache(cache_dir, log=self.log)
+        self.git_dirs = dict(git_dirs or {})
+        self.github_base = (github_base or DEFAULT_GITHUB_RAW).rstrip("/")
+        self.pypi_base = (pypi_base or DEFAULT_PYPI_SIMPLE).rstrip("/")
         self.http = Http(net, log=self.log)
         self._files: dict[tuple[str, str, str, str], FullFile | str] = {}
         self._mirrors: dict[Mirror, list[str] | str] = {}
+
+    @classmethod
+    def for_settings(cls, lock: Lock, settings: Settings, **options) -> Resolver:
+        """A resolver for the build's settings; `options` as in the constructor win over them."""
+        return cls(
+            lock,
+            **{
+                "cache_dir": settings.cache_dir,
+                "offline": settings.offline,
+                "git_dirs": settings.git_dirs,
+                "github_base": settings.github_raw,
+                "pypi_base": settings.pypi_simple,
+                **options,
+            },
+        )
 
     # ------------------------------------------------------------ excerpts
 
@@ -331,9 +330,9 @@ class Resolver:
 def resolve_all(
     lock: Lock,
     *,
-    cache_dir: Path | None = None,
+    cache_dir: Path,
     offline: bool = False,
-    git_dirs: dict[str, Path] | None = None,
+    git_dirs: Mapping[str, Path] | None = None,
     log: Log | None = None,
     **options,
 ) -> dict[str, Excerpt]:

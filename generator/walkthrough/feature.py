@@ -66,7 +66,7 @@ class WalkthroughMacros:
         strongest head of each kind the analysis found there."""
         from generator.forward import KINDS, PAGE, THRESHOLDS, current, strongest
 
-        run = current(self.page.site.root)
+        run = current(self.page.site.settings)
         page = self._url(PAGE)
         found = []
         for kind in KINDS:
