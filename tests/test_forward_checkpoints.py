@@ -58,10 +58,8 @@ def test_user_path_to_the_weights_file_resolves_with_tokenizer_beside_it(tmp_pat
 
 def test_a_folder_given_with_the_flag_wins_over_the_setting(tmp_path, tiny, offline, monkeypatch):
     """--weights beats ITM_GPT2_WEIGHTS (here pointing nowhere): choose_source asks for it."""
-    from generator.forward.pipeline import choose_source
-    from generator.settings import Settings
-
     from generator import config
+    from generator.forward.pipeline import choose_source
     from tests.forward_helpers import TINY
 
     monkeypatch.setitem(config.CONFIGS, "tiny", TINY)
