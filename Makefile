@@ -39,6 +39,7 @@ chromium:
 lint: $(BIN)/.test-deps
 	$(BIN)/ruff check generator tests bench
 	$(BIN)/ruff format --check generator tests bench
+	$(BIN)/mypy
 
 test: $(BIN)/.test-deps chromium lint
 	$(BIN)/pytest

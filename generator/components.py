@@ -7,7 +7,7 @@ Numbers never live here: shapes name config fields (`{d_model}`), the accounting
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Component:
     short: str  # diagram label: "Attention"
     kicker: str  # "Transformer block"
     role: str  # one line: what it does for a token
-    page: str | None = None  # docs path of its page, once it has one
+    page: str  # docs path of its page (ln_1 and ln_2 share one)
     learned: bool = False  # has trained parameters of its own (else "fixed")
     call_site: str | None = None  # excerpt id of the line in model.py that calls it
     formula: str = ""  # TeX with \htmlData{light=KEY}{...} on symbols that have a box
@@ -42,8 +42,6 @@ class Component:
     code: tuple[str, ...] = ()  # excerpt ids for the Code tabs, in order
     sources: tuple[Source, ...] = ()
     walkthrough: str | None = None  # docs path of the step-by-step walkthrough, if any
-    in_block: bool = False  # repeated once per transformer block
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 RESIDUAL = ("B batch", "T positions", "{d_model} d")
@@ -168,7 +166,6 @@ COMPONENTS: tuple[Component, ...] = (
                 "the config's epsilon, on either side of the attention module.",
             ),
         ),
-        in_block=True,
     ),
     Component(
         key="attention",
@@ -202,7 +199,6 @@ COMPONENTS: tuple[Component, ...] = (
             ),
         ),
         walkthrough="walkthrough/attention.md",
-        in_block=True,
     ),
     Component(
         key="ln2",
@@ -213,7 +209,6 @@ COMPONENTS: tuple[Component, ...] = (
         page="components/layernorm.md",
         learned=True,
         call_site="gpt2.block-call-mlp",
-        in_block=True,
     ),
     Component(
         key="mlp",
@@ -244,7 +239,6 @@ COMPONENTS: tuple[Component, ...] = (
                 "activation looked up from the config.",
             ),
         ),
-        in_block=True,
     ),
     Component(
         key="block",
@@ -365,7 +359,7 @@ def pages_in_order() -> list[Component]:
     seen: set[str] = set()
     ordered = []
     for component in COMPONENTS:
-        if component.page and component.page not in seen:
+        if component.page not in seen:
             seen.add(component.page)
             ordered.append(component)
     return ordered

@@ -93,8 +93,7 @@ class PageMacros:
         return self.site.excerpt(excerpt_id, used_by=f"docs/{self.src_path}")
 
     def link(self, key: str) -> str | None:
-        page = BY_KEY[key].page
-        return self.url_for(page) if page else None
+        return self.url_for(BY_KEY[key].page)
 
     # -- macros --------------------------------------------------------------------------------
     def header(self) -> str:

@@ -153,7 +153,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             target = files.get_file_from_path(docs_path)
             return get_relative_url(target.url, page.file.url) if target else None
 
-        macros = PageMacros(self.site, src_path=page.file.src_uri, meta=page.meta, url_for=url_for)
+        macros = PageMacros(
+            self.site, src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
+        )
         try:
             return render_page(markdown, macros)
         except InputError as error:

@@ -58,3 +58,12 @@ def test_word_tokenizer_round_trip_and_unknown_word():
     with pytest.raises(InputError, match="'zebra' is not in the stand-in's vocabulary") as caught:
         tok.encode("The zebra")
     assert "ITM_GPT2_WEIGHTS" in str(caught.value)
+
+
+def test_a_vocabulary_without_endoftext_is_an_input_error(tmp_path) -> None:
+    """The page's prompt starts with <|endoftext|>: a vocabulary without it is named, not a crash."""
+    (tmp_path / "vocab.json").write_text('{"a": 0, "b": 1}', encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        BPETokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert "<|endoftext|>" in str(caught.value) and caught.value.file.endswith("vocab.json")

@@ -12,6 +12,7 @@ from generator import config
 from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
 from generator.forward.checkpoints import PINS_FILE, load_pins
+from generator.forward.pipeline import Gpt2Source
 from generator.settings import Settings
 from generator.site import Site
 from tests.forward_helpers import TINY, block_network, pins_toml, write_tiny_checkpoint
@@ -44,7 +45,7 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     settings = Settings.load(root)  # the variables above, as the plugin reads them
     fp = current(settings)  # what the build's macros and files read
 
-    assert fp.source.is_gpt2 and fp.cfg == TINY and fp.source.standin is None
+    assert isinstance(fp.source, Gpt2Source) and fp.cfg == TINY
     assert fp.tokens[0] == "<|endoftext|>" and "".join(fp.tokens[1:]) == PROMPT
     ours = forward(load_safetensors(folder / "model.safetensors", TINY), TINY, fp.token_ids)
     np.testing.assert_array_equal(fp.trace.logits, ours.logits)

@@ -124,5 +124,5 @@ def chance_scores(token_ids: np.ndarray) -> dict[str, float | None]:
 def strongest(scores: list[HeadScore], kind: str, n: int = 3) -> list[HeadScore]:
     """The n heads with the highest score of `kind` (ties by position), strongest first."""
     ranked = [s for s in scores if s.score(kind) is not None]
-    ranked.sort(key=lambda s: (-s.score(kind), s.layer, s.head))
+    ranked.sort(key=lambda s: (-(s.score(kind) or 0.0), s.layer, s.head))  # None filtered out
     return ranked[:n]

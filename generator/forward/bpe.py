@@ -61,7 +61,7 @@ class BPETokenizer:
         self.byte_encoder = bytes_to_unicode()
         self.byte_decoder = {c: b for b, c in self.byte_encoder.items()}
         self.pattern = _split_pattern()
-        self.bos_id = encoder.get(ENDOFTEXT)
+        self.bos_id: int = encoder[ENDOFTEXT]  # from_files checks that the vocabulary has it
         self._words: dict[str, list[str]] = {}
 
     @classmethod
@@ -74,6 +74,12 @@ class BPETokenizer:
                 file=str(vocab_path),
                 fix="use the checkpoint's own vocab.json",
             ) from None
+        if ENDOFTEXT not in encoder:
+            raise InputError(
+                f"the vocabulary has no {ENDOFTEXT} token",
+                file=str(vocab_path),
+                fix="use the checkpoint's own vocab.json",
+            )
         merges = []
         for number, line in enumerate(Path(merges_path).read_text(encoding="utf-8").splitlines()):
             if line.startswith("#version") or not line.strip():

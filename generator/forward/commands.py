@@ -35,8 +35,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.download:
         settings = dataclasses.replace(settings, download_weights=True)
     fp = run(settings, weights=args.weights, log=lambda m: print(m, file=sys.stderr))
-    where = fp.source.checkpoint.origin if fp.source.is_gpt2 else str(fp.source.standin.path)
-    print(f"model: {fp.cfg.label} ({where})")
+    print(f"model: {fp.cfg.label} ({fp.source.where})")
     print(f"tokens ({len(fp.tokens)}): {'|'.join(fp.tokens)}")
     for kind in KINDS:
         best = strongest(fp.heads, kind)

@@ -15,7 +15,7 @@ from pathlib import Path
 from generator.forward import analysis, render
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
 from generator.forward.figures import attention_png, attention_svg
-from generator.forward.pipeline import ForwardPass
+from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
 from generator.site import Site
 
@@ -47,7 +47,7 @@ def files(site: Site) -> dict[str, bytes]:
         title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
         out[render.head_file(h.layer, h.head, "svg")] = attention_svg(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
-    if not fp.source.is_gpt2:
+    if isinstance(fp.source, StandinSource):
         curve = fp.source.standin.record["curve"]
         title = "The stand-in's training, as the build ran it"
         out.update(training_files(curve, title, site.cache_dir))

@@ -7,6 +7,7 @@ Everything the page prints comes from the ForwardPass this module returns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from generator.engine import Trace, forward, load_safetensors
 from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
+from generator.forward.bpe import BPETokenizer
 from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_pins, resolve
+from generator.forward.standin import StandIn
+from generator.forward.tokens import WordTokenizer
 from generator.settings import Settings
 
 PROMPT_ENV = "ITM_FORWARD_PROMPT"
@@ -29,17 +33,32 @@ TOP_K = 10  # next-token predictions shown
 
 
 @dataclass(frozen=True)
-class Source:
-    """Which model the page shows, and how it got here."""
+class Gpt2Source:
+    """The page shows GPT-2: its pinned files, found and verified."""
 
-    kind: str  # "gpt2" or "stand-in"
-    label: str  # "GPT-2 small" or "stand-in"
-    checkpoint: Checkpoint | None  # the verified GPT-2 files, for kind "gpt2"
-    standin: object | None  # generator.forward.standin.StandIn, for kind "stand-in"
+    checkpoint: Checkpoint
+    kind: ClassVar[str] = "gpt2"
+    is_gpt2: ClassVar[bool] = True
 
     @property
-    def is_gpt2(self) -> bool:
-        return self.kind == "gpt2"
+    def where(self) -> str:
+        return self.checkpoint.origin
+
+
+@dataclass(frozen=True)
+class StandinSource:
+    """The page shows the stand-in the build trained (or found in its cache)."""
+
+    standin: StandIn
+    kind: ClassVar[str] = "stand-in"
+    is_gpt2: ClassVar[bool] = False
+
+    @property
+    def where(self) -> str:
+        return str(self.standin.path)
+
+
+Source = Gpt2Source | StandinSource  # which model the page shows; narrow with isinstance
 
 
 @dataclass
@@ -83,19 +102,18 @@ def choose_source(settings: Settings, *, weights: str | None = None, log=None) -
         download=settings.may_download,
     )
     if checkpoint is not None:
-        return Source("gpt2", CONFIGS[pin.model].label, checkpoint, None)
+        return Gpt2Source(checkpoint)
     from generator.forward.standin import load_or_train
 
-    return Source("stand-in", "stand-in", None, load_or_train(settings.cache_dir, log=log))
+    return StandinSource(load_or_train(settings.cache_dir, log=log))
 
 
 def run(settings: Settings, *, weights: str | None = None, log=None) -> ForwardPass:
     """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
     prompt = settings.forward_prompt or DEFAULT_PROMPT
     source = choose_source(settings, weights=weights, log=log)
-    if source.is_gpt2:
-        from generator.forward.bpe import BPETokenizer
-
+    tokenizer: BPETokenizer | WordTokenizer
+    if isinstance(source, Gpt2Source):
         paths = source.checkpoint.paths
         cfg = CONFIGS[source.checkpoint.pin.model]
         tokenizer = BPETokenizer.from_files(paths["vocab.json"], paths["merges.txt"])

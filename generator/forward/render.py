@@ -15,7 +15,7 @@ from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.figures import colour, hex_colour, text_colour
-from generator.forward.pipeline import PROMPT_ENV, ForwardPass
+from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
 from generator.render.numbers import fmt_int
@@ -47,7 +47,7 @@ def fmt_prob(p: float) -> str:
 
 # -- which model ---------------------------------------------------------------------------------
 def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
-    if fp.source.is_gpt2:
+    if isinstance(fp.source, Gpt2Source):
         ck = fp.source.checkpoint
         return (
             '<div class="admonition success itm-source" data-source="gpt2">\n'
@@ -318,13 +318,12 @@ def removal_block(fp: ForwardPass) -> str:
     last = html.escape(show(fp.tokens[-1]))
     body = []
     for r in rows:
-        intact = r.layer is None
-        head = (
-            "none (the intact model)"
-            if intact
-            else f'<a href="#{head_anchor(r.layer, r.head)}">{r.label}</a>'
-        )
-        kind = "–" if intact else ", ".join(kinds[(r.layer, r.head)])
+        intact = r.layer is None or r.head is None
+        if r.layer is None or r.head is None:
+            head, kind = "none (the intact model)", "–"
+        else:
+            head = f'<a href="#{head_anchor(r.layer, r.head)}">{r.label}</a>'
+            kind = ", ".join(kinds[(r.layer, r.head)])
         cls = ' class="itm-removal__intact"' if intact else ""
         body.append(
             f'<tr{cls} data-head="{r.label}">'
@@ -352,9 +351,10 @@ def removal_block(fp: ForwardPass) -> str:
 # -- the stand-in's training -----------------------------------------------------------------------
 def training_block(fp: ForwardPass, url: Url) -> str:
     """For the stand-in: how its heads formed during training (nothing for GPT-2's weights)."""
-    if fp.source.is_gpt2:
+    if not isinstance(fp.source, StandinSource):
         return ""
-    curve = fp.source.standin.record["curve"]
+    standin = fp.source.standin
+    curve = standin.record["curve"]
     steps, induction = curve["step"], curve["induction"]
 
     def reached(kind: str) -> str:
@@ -377,7 +377,7 @@ def training_block(fp: ForwardPass, url: Url) -> str:
     )
     return (
         "## How the stand-in learned this\n\n"
-        f"Every {fmt_int(fp.source.standin.training.probe_every)} steps the build measured the "
+        f"Every {fmt_int(standin.training.probe_every)} steps the build measured the "
         "heads on a fixed set of probe sequences (random words with a phrase repeated): "
         f"{reached('previous-token')}; {reached('induction')}. The figure shows the loss and "
         "both scores at every probe.\n\n"
@@ -397,7 +397,7 @@ def howto_block(fp: ForwardPass, pin: CheckpointPin) -> str:
         for f in pin.files.values()
     )
     state = (
-        f"This build found them ({html.escape(fp.source.checkpoint.origin)})."
+        f"This build found them ({html.escape(fp.source.where)})."
         if fp.source.is_gpt2
         else "This build did not find them, so the page above shows the stand-in."
     )

@@ -219,7 +219,7 @@ def save(path: Path, weights: Weights, record: dict) -> None:
     buffer = io.BytesIO()
     arrays = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
     arrays["__record__"] = np.frombuffer(json.dumps(record, sort_keys=True).encode(), np.uint8)
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
     write_atomic(path, buffer.getvalue())
 
 

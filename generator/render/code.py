@@ -6,7 +6,10 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from generator.sources.lock import Repo
 
 
 class ExcerptLike(Protocol):  # generator.sources.Excerpt
@@ -14,6 +17,8 @@ class ExcerptLike(Protocol):  # generator.sources.Excerpt
     path: str
     blocks: tuple[tuple[int, str], ...]
 
+    @property
+    def repo(self) -> Repo: ...
     @property
     def label(self) -> str: ...
     @property

@@ -9,8 +9,8 @@ from generator.render.numbers import fmt_int, tex_int
 
 
 class RowLike(Protocol):  # generator.accounting.Row
-    label: str
-
+    @property
+    def label(self) -> str: ...
     @property
     def value(self) -> int: ...
     def tex(self) -> str: ...

@@ -33,7 +33,7 @@ class EngineExcerpt:
 
 def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
     """func's lines read from its file under `root`, numbered as in that file."""
-    source = Path(inspect.getsourcefile(func)).resolve()
+    source = Path(inspect.getsourcefile(func) or inspect.getfile(func)).resolve()
     try:
         path = source.relative_to(root.resolve()).as_posix()
     except ValueError:

@@ -71,7 +71,8 @@ class WalkthroughMacros:
         found = []
         for kind in KINDS:
             best = strongest(run.heads, kind, 1)
-            if best and best[0].score(kind) >= THRESHOLDS[kind]:
+            score = best[0].score(kind) if best else None
+            if score is not None and score >= THRESHOLDS[kind]:
                 head = best[0]
                 found.append(
                     f'<a href="{page}#{head.anchor}">{kind} head {head.label} '

@@ -111,6 +111,7 @@ def grid_table(data: dict, key: str, head: int) -> str:
             if is_masked:
                 style, cls = "", ' class="is-masked"'
             else:
+                assert v is not None, f"{key}[{i}][{j}] has no value and is not masked"
                 style, cls = f' style="background:{cell_colour(v, scale)}"', ""
             data_v = "" if v is None else f' data-v="{v!r}"'
             cells.append(f'<td{cls}{style}{data_v} aria-label="{html.escape(label)}">{text}</td>')
