@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from generator.components import COMPONENTS as REGISTRY
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.render.numbers import fmt_int, tex_int
@@ -35,41 +36,23 @@ KAPLAN_NOTE: str = (
     "0.14% for GPT-2 small, 0.07% for GPT-2 XL."
 )
 
-COMPONENTS = (
-    "wte",
-    "wpe",
-    "embed",
-    "ln1",
-    "attention",
-    "ln2",
-    "mlp",
-    "block",
-    "lnf",
-    "unembed",
-    "model",
-)
-
-LABELS = {
-    "wte": "Token embedding",
-    "wpe": "Position embedding",
-    "embed": "Embedding sum",
-    "ln1": "LayerNorm ln_1",
-    "attention": "Masked multi-head self-attention",
-    "ln2": "LayerNorm ln_2",
-    "mlp": "MLP",
-    "block": "Transformer block",
-    "lnf": "Final LayerNorm ln_f",
-    "unembed": "Unembedding",
-    "model": "GPT-2 (whole model)",
-}
+# The one component registry is generator.components; the accounting keys on its keys.
+COMPONENTS: tuple[str, ...] = tuple(c.key for c in REGISTRY)
+LABELS: dict[str, str] = {c.key: c.title for c in REGISTRY}
 
 PER_BLOCK = ("ln1", "attention", "ln2", "mlp", "block")
+ATTENTION_GRID = ("scores", "weighted_sum")  # the attention rows that grow with T (T×T matmuls)
 
 
 @dataclass(frozen=True)
 class Row:
-    """One line of a table: a label and a sum of products whose value is the row's number."""
+    """One line of a table: a label and a sum of products whose value is the row's number.
 
+    `key` is stable (code finds rows by it; GPT-2's module names where there is one), `label`
+    is for readers and may be reworded freely.
+    """
+
+    key: str  # "c_attn"; in a block's rows prefixed by the module: "attn.c_attn"
     label: str  # "Fused Q, K, V projection"
     terms: tuple[tuple[int, ...], ...]  # ((768, 2304), (2304,)) means 768 × 2,304 + 2,304
 
@@ -111,8 +94,16 @@ def _with_bias(cfg: ModelConfig, matrix: tuple[int, int]) -> tuple[tuple[int, ..
     return (matrix, (matrix[1],)) if cfg.bias else (matrix,)
 
 
-def _prefixed(prefix: str, rows: list[Row]) -> list[Row]:
-    return [Row(f"{prefix} {row.label[0].lower()}{row.label[1:]}", row.terms) for row in rows]
+def _prefixed(prefix: str, rows: list[Row], *, label: bool = True) -> list[Row]:
+    """rows with `prefix.` on their keys (and `prefix ` on their labels, when `label`)."""
+    return [
+        Row(
+            f"{prefix}.{row.key}",
+            f"{prefix} {row.label[0].lower()}{row.label[1:]}" if label else row.label,
+            row.terms,
+        )
+        for row in rows
+    ]
 
 
 # --- parameters -------------------------------------------------------------------------------
@@ -126,36 +117,37 @@ def param_rows(cfg: ModelConfig, component: str, *, tied: bool = True) -> list[R
     _check(component)
     d, V = cfg.d_model, cfg.vocab_size
     if component == "wte":
-        return [Row("Token embedding table wte", ((V, d),))]
+        return [Row("wte", "Token embedding table wte", ((V, d),))]
     if component == "wpe":
-        return [Row("Position embedding table wpe", ((cfg.n_ctx, d),))]
+        return [Row("wpe", "Position embedding table wpe", ((cfg.n_ctx, d),))]
     if component == "embed":
         return []  # wte[ids] + wpe[:T] has no parameters of its own
     if component in ("ln1", "ln2", "lnf"):
-        return [Row("Gain γ", ((d,),)), Row("Shift β", ((d,),))]
+        return [Row("g", "Gain γ", ((d,),)), Row("b", "Shift β", ((d,),))]
     if component == "attention":
         return [
-            Row("Fused Q, K, V projection", _with_bias(cfg, (d, 3 * d))),
-            Row("Attention output projection", _with_bias(cfg, (d, d))),
+            Row("c_attn", "Fused Q, K, V projection", _with_bias(cfg, (d, 3 * d))),
+            Row("c_proj", "Attention output projection", _with_bias(cfg, (d, d))),
         ]
     if component == "mlp":
         return [
-            Row("MLP expansion c_fc", _with_bias(cfg, (d, cfg.d_mlp))),
-            Row("MLP projection c_proj", _with_bias(cfg, (cfg.d_mlp, d))),
+            Row("c_fc", "MLP expansion c_fc", _with_bias(cfg, (d, cfg.d_mlp))),
+            Row("c_proj", "MLP projection c_proj", _with_bias(cfg, (cfg.d_mlp, d))),
         ]
     if component == "block":
         return (
             _prefixed("ln_1", param_rows(cfg, "ln1"))
-            + param_rows(cfg, "attention")
+            + _prefixed("attn", param_rows(cfg, "attention"), label=False)
             + _prefixed("ln_2", param_rows(cfg, "ln2"))
-            + param_rows(cfg, "mlp")
+            + _prefixed("mlp", param_rows(cfg, "mlp"), label=False)
         )
     if component == "unembed":
-        return [] if tied else [Row("Unembedding lm_head (untied)", ((d, V),))]
+        return [] if tied else [Row("lm_head", "Unembedding lm_head (untied)", ((d, V),))]
     # model
     rows = param_rows(cfg, "wte") + param_rows(cfg, "wpe")
-    rows.append(Row("Transformer blocks", ((params_per_instance(cfg, "block"), cfg.n_layer),)))
-    rows.append(Row("Final LayerNorm ln_f", ((d,), (d,))))
+    blocks = params_per_instance(cfg, "block")
+    rows.append(Row("h", "Transformer blocks", ((blocks, cfg.n_layer),)))
+    rows.append(Row("ln_f", "Final LayerNorm ln_f", ((d,), (d,))))
     return rows + param_rows(cfg, "unembed", tied=tied)
 
 
@@ -188,24 +180,25 @@ def flop_rows(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> lis
         return []  # lookups and elementwise work only
     if component == "attention":
         return [
-            Row("Fused Q, K, V projection", ((2, d, 3 * d),)),
-            Row("Scores QKᵀ, all heads", ((2, h, T, dh),)),
-            Row("Weighted sum A·V, all heads", ((2, h, T, dh),)),
-            Row("Attention output projection", ((2, d, d),)),
+            Row("c_attn", "Fused Q, K, V projection", ((2, d, 3 * d),)),
+            Row("scores", "Scores QKᵀ, all heads", ((2, h, T, dh),)),
+            Row("weighted_sum", "Weighted sum A·V, all heads", ((2, h, T, dh),)),
+            Row("c_proj", "Attention output projection", ((2, d, d),)),
         ]
     if component == "mlp":
         return [
-            Row("MLP expansion c_fc", ((2, d, cfg.d_mlp),)),
-            Row("MLP projection c_proj", ((2, cfg.d_mlp, d),)),
+            Row("c_fc", "MLP expansion c_fc", ((2, d, cfg.d_mlp),)),
+            Row("c_proj", "MLP projection c_proj", ((2, cfg.d_mlp, d),)),
         ]
     if component == "block":
-        return flop_rows(cfg, "attention", T) + flop_rows(cfg, "mlp", T)
+        attn, mlp = flop_rows(cfg, "attention", T), flop_rows(cfg, "mlp", T)
+        return _prefixed("attn", attn, label=False) + _prefixed("mlp", mlp, label=False)
     if component == "unembed":
-        return [Row("Logits x · wteᵀ", ((2, d, V),))]
+        return [Row("logits", "Logits x · wteᵀ", ((2, d, V),))]
     # model
     return [
-        Row("Transformer blocks", ((flops_per_token(cfg, "block", T), cfg.n_layer),)),
-        Row("Unembedding", ((2, d, V),)),
+        Row("h", "Transformer blocks", ((flops_per_token(cfg, "block", T), cfg.n_layer),)),
+        Row("logits", "Unembedding", ((2, d, V),)),
     ]
 
 

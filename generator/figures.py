@@ -98,7 +98,7 @@ def attention_crossover(cfg: ModelConfig) -> int:
 
     def grid_and_projections(T: int) -> tuple[int, int]:
         rows = accounting.flop_rows(wide, "attention", T)
-        grid = sum(r.value for r in rows if "QKᵀ" in r.label or "A·V" in r.label)
+        grid = sum(r.value for r in rows if r.key in accounting.ATTENTION_GRID)
         return grid, sum(r.value for r in rows) - grid
 
     lo, hi = 1, 1
@@ -122,7 +122,7 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
     wide = dataclasses.replace(cfg, n_ctx=contexts[-1])  # past n_ctx: as if wpe had more rows
     for T in contexts:
         rows = accounting.flop_rows(wide, "attention", T)
-        grid = sum(r.value for r in rows if "QKᵀ" in r.label or "A·V" in r.label)
+        grid = sum(r.value for r in rows if r.key in accounting.ATTENTION_GRID)
         series["Q, K, V and output projections"].append(sum(r.value for r in rows) - grid)
         series["Scores and weighted sum (T×T)"].append(grid)
         series["MLP"].append(accounting.flops_per_token(wide, "mlp", T))

@@ -12,11 +12,11 @@ from generator.render.numbers import fmt_flops
 
 
 def test_row_value_text_and_tex_come_from_the_terms():
-    row = Row("x", ((768, 2304), (2304,)))
+    row = Row("x", "x", ((768, 2304), (2304,)))
     assert row.value == 768 * 2304 + 2304
     assert row.text() == "768 × 2,304 + 2,304"
     assert row.tex() == "768 \\times 2{,}304 + 2{,}304"
-    empty = Row("nothing", ())
+    empty = Row("nothing", "nothing", ())
     assert (empty.value, empty.text(), empty.tex()) == (0, "0", "0")
 
 

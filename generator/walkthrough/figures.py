@@ -12,16 +12,10 @@ from dataclasses import dataclass
 
 from generator import accounting
 from generator.config import ModelConfig
-from generator.errors import InputError
 from generator.render.numbers import fmt_flops, fmt_int
 
-# The attention FLOP rows of generator.accounting, found by a word of their label.
-FLOP_ROWS = {
-    "qkv": "Q, K, V",
-    "scores": "Scores",
-    "weighted": "Weighted sum",
-    "out": "output projection",
-}
+# Walkthrough step -> key of its attention FLOP row in generator.accounting.
+FLOP_ROWS = {"qkv": "c_attn", "scores": "scores", "weighted": "weighted_sum", "out": "c_proj"}
 WORDS = ((10**9, "a billion"), (10**6, "a million"), (10**3, "a thousand"))
 
 
@@ -63,21 +57,8 @@ def in_words(n: int) -> str:
 
 def flop_values(cfg: ModelConfig, n_ctx: int) -> dict[str, int]:
     """Forward FLOPs per token of each attention matmul of one block, at context n_ctx."""
-    rows = accounting.flop_rows(cfg, "attention", n_ctx)
-    found = {}
-    for key, word in FLOP_ROWS.items():
-        matches = [row.value for row in rows if word in row.label]
-        if len(matches) != 1:
-            raise InputError(
-                f"expected one attention FLOP row whose label contains {word!r}, "
-                f"found {len(matches)}: " + ", ".join(row.label for row in rows),
-                file="generator/accounting.py",
-                entry="flop_rows(cfg, 'attention')",
-                fix="keep the attention rows' labels, or update FLOP_ROWS in "
-                "generator/walkthrough/figures.py",
-            )
-        found[key] = matches[0]
-    return found
+    value = {row.key: row.value for row in accounting.flop_rows(cfg, "attention", n_ctx)}
+    return {step: value[key] for step, key in FLOP_ROWS.items()}
 
 
 def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str, Figure]:
