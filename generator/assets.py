@@ -30,7 +30,7 @@ class PackagePin:
     files: tuple[str, ...]  # globs relative to package/dist/
 
 
-def load_pins(root: Path) -> dict[str, PackagePin]:
+def load_asset_pins(root: Path) -> dict[str, PackagePin]:
     path = root / ASSETS_FILE
     with path.open("rb") as handle:
         data = tomllib.load(handle)

@@ -270,8 +270,8 @@ class PageMacros:
         return "\n".join(items) + "\n"
 
     def figure(self, name: str, alt: str) -> str:
-        """A generated figure per size (Material tabs), from generator/figures.py."""
-        from generator.figures import figure_path
+        """A generated figure per size (Material tabs), from generator/charts.py."""
+        from generator.charts import figure_path
 
         return size_tabs(
             # lazy: the figures in hidden size tabs load only when their tab is shown

@@ -123,9 +123,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:
             return files
+        from generator.charts import figure_files
         from generator.errors import InputError
         from generator.features import load_features
-        from generator.figures import figure_files
         from generator.pages import latex_tables
 
         site = self.site

@@ -30,7 +30,7 @@ class Site:
 
     @classmethod
     def load(cls, settings: Settings) -> Site:
-        from generator.assets import load_pins, package_files
+        from generator.assets import load_asset_pins, package_files
         from generator.sources import load_lock
         from generator.sources.resolve import Resolver
 
@@ -39,7 +39,7 @@ class Site:
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
         generated: dict[str, bytes] = {}
         for relative, data in package_files(
-            load_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
+            load_asset_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
         ).items():
             generated[f"assets/katex/{relative}"] = data
         return cls(settings=settings, excerpts=excerpts, generated=generated)

@@ -12,7 +12,7 @@ import pytest
 
 from generator.errors import InputError
 from generator.forward import checkpoints
-from generator.forward.checkpoints import load_pins, resolve, sha256_of
+from generator.forward.checkpoints import load_checkpoint_pins, resolve, sha256_of
 from generator.settings import Settings
 from tests.forward_helpers import (
     block_network,
@@ -197,7 +197,7 @@ def test_download_is_opt_in_exact_revision_and_verified(tmp_path, tiny, offline,
 
 
 def test_the_real_pin_matches_upstream_md():
-    pin = load_pins(ROOT / checkpoints.PINS_FILE)["gpt2"]
+    pin = load_checkpoint_pins(ROOT / checkpoints.PINS_FILE)["gpt2"]
     upstream = SHARED / "UPSTREAM.md"
     if not upstream.exists():
         pytest.skip("../shared/UPSTREAM.md is absent")
@@ -229,5 +229,5 @@ def test_a_malformed_pin_is_an_input_error(tmp_path, field, value, fragment):
     path = tmp_path / "checkpoints.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=re.escape(fragment)) as caught:
-        load_pins(path)
+        load_checkpoint_pins(path)
     assert caught.value.file == str(path) and caught.value.fix

@@ -11,7 +11,7 @@ import pytest
 from generator import config
 from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
-from generator.forward.checkpoints import PINS_FILE, load_pins
+from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.forward.pipeline import Gpt2Source
 from generator.settings import Settings
 from generator.site import Site
@@ -53,7 +53,7 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
         (layer, head) for layer in range(TINY.n_layer) for head in range(TINY.n_head)
     ]
 
-    pin = load_pins(root / PINS_FILE)["gpt2"]
+    pin = load_checkpoint_pins(root / PINS_FILE)["gpt2"]
     note = render.source_note(fp, pin)
     assert 'data-source="gpt2"' in note and "its real heads" in note
     assert pin.revision in note and pin.files["model.safetensors"].sha256 in note

@@ -6,9 +6,9 @@ Imports numpy only (never torch), so the site's build stays fast.
 from __future__ import annotations
 
 from generator.engine.attention import STEPS, attention, step_lines
-from generator.engine.checkpoint import load_safetensors
 from generator.engine.layers import embed, gelu, layer_norm, linear, mlp, softmax, unembed
 from generator.engine.model import BlockTrace, Trace, block, forward
+from generator.engine.safetensors_file import load_safetensors
 from generator.engine.weights import random_weights, toy_token_ids, toy_weights, weight_shapes
 
 __all__ = [

@@ -75,7 +75,7 @@ class Checkpoint:
 
 
 # -- the pins file -------------------------------------------------------------------------------
-def load_pins(path: Path) -> dict[str, CheckpointPin]:
+def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:
     """Every [checkpoints.KEY] table of the pins file, checked field by field."""
     where = str(path)
     try:

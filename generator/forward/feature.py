@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generator.forward import analysis, render
-from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_pins
-from generator.forward.figures import attention_png, attention_svg
+from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpoint_pins
+from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
 from generator.site import Site
@@ -34,7 +34,7 @@ def forward_pass(site: Site) -> ForwardPass:
 
 
 def _pin(site: Site) -> CheckpointPin:
-    return load_pins(Path(site.root) / PINS_FILE)["gpt2"]
+    return load_checkpoint_pins(Path(site.root) / PINS_FILE)["gpt2"]
 
 
 def files(site: Site) -> dict[str, bytes]:

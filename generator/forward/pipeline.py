@@ -17,7 +17,7 @@ from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.bpe import BPETokenizer
-from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_pins, resolve
+from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_checkpoint_pins, resolve
 from generator.forward.standin import StandIn
 from generator.forward.tokens import WordTokenizer
 from generator.settings import Settings
@@ -91,7 +91,7 @@ def choose_source(settings: Settings, *, weights: str | None = None, log=None) -
 
     `weights` (the --weights flag) wins over the gpt2_weights setting (the pin's variable).
     """
-    pin = load_pins(settings.root / PINS_FILE)["gpt2"]
+    pin = load_checkpoint_pins(settings.root / PINS_FILE)["gpt2"]
     user_path, origin = (weights, "--weights") if weights else (settings.gpt2_weights, pin.env)
     checkpoint = resolve(
         pin,

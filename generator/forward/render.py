@@ -14,7 +14,7 @@ import numpy as np
 from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
-from generator.forward.figures import colour, hex_colour, text_colour
+from generator.forward.head_images import colour, hex_colour, text_colour
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE

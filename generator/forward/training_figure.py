@@ -13,8 +13,8 @@ import json
 from importlib.metadata import version
 from pathlib import Path
 
-from generator import figures
-from generator.figures import cached_files, pyplot, svg_bytes
+from generator import charts
+from generator.charts import cached_files, pyplot, svg_bytes
 from generator.forward.analysis import THRESHOLDS
 
 FILE = "forward/standin-training.svg"
@@ -65,7 +65,7 @@ def training_files(curve: dict, title: str, cache_dir: Path) -> dict[str, bytes]
     """{FILE: the figure}, cached by a hash of the curve, the title, this code, the shared
     plot settings and matplotlib's version (so a warm build does not import matplotlib)."""
     digest = hashlib.sha256(json.dumps([curve, title], sort_keys=True).encode())
-    for module in (__file__, figures.__file__):
+    for module in (__file__, charts.__file__):
         digest.update(Path(module).read_bytes())
     digest.update(version("matplotlib").encode())
     return cached_files(cache_dir, digest.hexdigest(), lambda: {FILE: training_svg(curve, title)})

@@ -15,18 +15,18 @@ from generator.render.numbers import fmt_int
 from generator.walkthrough import grids
 from generator.walkthrough.code import UPSTREAM, code_panel, engine_excerpt
 from generator.walkthrough.data import widget_data, widget_json
-from generator.walkthrough.figures import Figure, step_figures
+from generator.walkthrough.gpt2_scale import Figure, step_figures
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
 
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
 SCRIPT = "assets/walkthrough.js"  # docs paths of the widget's own assets
 STYLE = "assets/walkthrough.css"
-BIG = "gpt2"  # the model whose sizes stand next to the toy's
+BESIDE_TOY = "gpt2"  # GPT-2 small: the model whose sizes stand next to the toy's
 
 
-def big_config() -> ModelConfig:
-    return CONFIGS[BIG]
+def gpt2_config() -> ModelConfig:
+    return CONFIGS[BESIDE_TOY]
 
 
 def build_data(site) -> dict:
@@ -46,8 +46,8 @@ class WalkthroughMacros:
     def __init__(self, page) -> None:
         self.page = page
         self.toy: Toy = toy_attention()
-        self.big = big_config()
-        self.figures: dict[str, Figure] = step_figures(self.toy.cfg, self.toy.n_tokens, self.big)
+        self.gpt2 = gpt2_config()
+        self.figures: dict[str, Figure] = step_figures(self.toy.cfg, self.toy.n_tokens, self.gpt2)
         self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
 
     def _url(self, docs_path: str) -> str:
@@ -134,17 +134,17 @@ class WalkthroughMacros:
 
     # -- parts -------------------------------------------------------------------------------
     def _bar(self) -> str:
-        toy, big = self.toy.cfg, self.big
+        toy, gpt2 = self.toy.cfg, self.gpt2
         heads = "".join(f'<option value="{h + 1}">{h + 1}</option>' for h in range(toy.n_head))
         rows = [
-            ("tokens", fmt_int(self.toy.n_tokens), f"up to {fmt_int(big.n_ctx)}"),
-            ("d<sub>model</sub>", fmt_int(toy.d_model), fmt_int(big.d_model)),
-            ("d<sub>head</sub>", fmt_int(toy.d_head), fmt_int(big.d_head)),
-            ("heads", fmt_int(toy.n_head), fmt_int(big.n_head)),
+            ("tokens", fmt_int(self.toy.n_tokens), f"up to {fmt_int(gpt2.n_ctx)}"),
+            ("d<sub>model</sub>", fmt_int(toy.d_model), fmt_int(gpt2.d_model)),
+            ("d<sub>head</sub>", fmt_int(toy.d_head), fmt_int(gpt2.d_head)),
+            ("heads", fmt_int(toy.n_head), fmt_int(gpt2.n_head)),
         ]
         dims = "".join(
             f'<div><dt>{name}</dt><dd>{ours} <span class="itm-wt-dims__big">'
-            f"{html.escape(big.label)} {theirs}</span></dd></div>"
+            f"{html.escape(gpt2.label)} {theirs}</span></dd></div>"
             for name, ours, theirs in rows
         )
         return (
@@ -153,7 +153,7 @@ class WalkthroughMacros:
             '<fieldset class="itm-wt-scale-toggle"><legend>shown</legend>'
             '<label><input type="radio" name="itm-wt-scale" value="toy" checked> toy scale</label>'
             '<label><input type="radio" name="itm-wt-scale" value="big"> '
-            f"{html.escape(big.label)}</label></fieldset>"
+            f"{html.escape(gpt2.label)}</label></fieldset>"
             f'<label class="itm-wt-head">head <select data-wt-head>{heads}</select></label>'
             "</div>"
             f'<dl class="itm-wt-dims">{dims}</dl>'
@@ -184,7 +184,7 @@ class WalkthroughMacros:
 
     def _step(self, index: int, step, data: dict, lines: list[int]) -> str:
         figure = self.figures[step.key]
-        fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.big)
+        fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.gpt2)
         tables = "".join(grids.grid_table(data, key, 0) for key in step.matrices)
         facts = "".join(
             f"<div><dt>{html.escape(what)}</dt><dd>{html.escape(value)}</dd></div>"
@@ -192,7 +192,7 @@ class WalkthroughMacros:
         )
         first, last = lines
         code_id = data["code_block"]
-        big = html.escape(self.big.label)
+        gpt2 = html.escape(self.gpt2.label)
         return (
             f'<section class="itm-wt__step" id="step-{index}" data-step="{index}" '
             f'data-key="{step.key}" data-lines="{first}-{last}" '
@@ -203,14 +203,14 @@ class WalkthroughMacros:
             f"{fill(step.text, fields)}\n\n"
             f"$$\n{step.formula}\n$$\n\n"
             "</div>\n\n"
-            f'<p class="itm-wt__fig"><span class="itm-wt__tag">{big}</span> '
+            f'<p class="itm-wt__fig"><span class="itm-wt__tag">{gpt2}</span> '
             f"{html.escape(figure.line)}</p>\n\n"
             f'<div class="itm-wt__work"><div class="itm-wt__toy">{tables}</div></div>\n\n'
-            f'<div class="itm-wt__big"><p class="itm-wt__big-title">At {big} scale</p>'
+            f'<div class="itm-wt__big"><p class="itm-wt__big-title">At {gpt2} scale</p>'
             f'<dl class="itm-wt__facts">{facts}</dl>'
-            f"<figure>{grids.scale_picture(figure, self.big.label)}"
+            f"<figure>{grids.scale_picture(figure, self.gpt2.label)}"
             "<figcaption>The toy's grid, enlarged on the left, is the dot in the corner of "
-            f"{big}'s, drawn to scale.</figcaption></figure></div>\n\n"
+            f"{gpt2}'s, drawn to scale.</figcaption></figure></div>\n\n"
             f"{self._real_heads() if step.key == 'softmax' else ''}"
             f'<p class="itm-wt__codelink">Code: <a href="#__codelineno-{code_id}-{first}">'
             f"{self.engine_file} lines {first}–{last}</a></p>\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from generator.render.numbers import fmt_int
-from generator.walkthrough.figures import Figure, dims
+from generator.walkthrough.gpt2_scale import Figure, dims
 
 POSITIVE = (33, 102, 172)  # blue: value > 0
 NEGATIVE = (178, 24, 43)  # red: value < 0
@@ -157,20 +157,20 @@ def legend() -> str:
     )
 
 
-def scale_picture(figure: Figure, big_label: str) -> str:
+def scale_picture(figure: Figure, gpt2_label: str) -> str:
     """Inline SVG: the toy's grid enlarged, and where it sits inside GPT-2's grid, to scale."""
     (toy_rows, toy_cols), (rows, cols) = figure.toy_grid, figure.grid
     cell, side, gap = 12, 150, 60
     toy_w, toy_h = toy_cols * cell, toy_rows * cell
     s = side / max(rows, cols)
-    big_w, big_h = max(cols * s, 2.0), max(rows * s, 2.0)
+    gpt2_w, gpt2_h = max(cols * s, 2.0), max(rows * s, 2.0)
     dot_w, dot_h = max(toy_cols * s, 2.0), max(toy_rows * s, 2.0)
-    big_x = max(toy_w, 100) + gap
-    text_y = max(toy_h, big_h) + 16
-    width, height = big_x + max(big_w, 190), text_y + 16
+    gpt2_x = max(toy_w, 100) + gap
+    text_y = max(toy_h, gpt2_h) + 16
+    width, height = gpt2_x + max(gpt2_w, 190), text_y + 16
     per = " per head" if figure.per_head else ""
     toy_lines = (f"toy {dims(toy_rows, toy_cols)}", f"{fmt_int(toy_rows * toy_cols)} cells{per}")
-    big_lines = (f"{big_label} {dims(rows, cols)}", f"{fmt_int(rows * cols)} cells{per}")
+    gpt2_lines = (f"{gpt2_label} {dims(rows, cols)}", f"{fmt_int(rows * cols)} cells{per}")
     grid_lines = "".join(
         f'<line x1="0" y1="{r * cell}" x2="{toy_w}" y2="{r * cell}"/>' for r in range(toy_rows + 1)
     ) + "".join(
@@ -183,16 +183,16 @@ def scale_picture(figure: Figure, big_label: str) -> str:
             f'<tspan x="{x:.0f}" dy="13">{html.escape(lines[1])}</tspan></text>'
         )
 
-    name = f"{' '.join(toy_lines)}; {' '.join(big_lines)}; drawn to the same scale"
+    name = f"{' '.join(toy_lines)}; {' '.join(gpt2_lines)}; drawn to the same scale"
     return (
         f'<svg class="itm-wt-scale" viewBox="0 0 {width:.0f} {height + 4:.0f}" role="img" '
         f'aria-label="{html.escape(name)}" xmlns="http://www.w3.org/2000/svg">'
         f'<g class="itm-wt-scale__toy">{grid_lines}</g>'
-        f'<rect class="itm-wt-scale__big" x="{big_x}" y="0" width="{big_w:.1f}" '
-        f'height="{big_h:.1f}"/>'
-        f'<rect class="itm-wt-scale__dot" x="{big_x}" y="0" width="{dot_w:.1f}" '
+        f'<rect class="itm-wt-scale__big" x="{gpt2_x}" y="0" width="{gpt2_w:.1f}" '
+        f'height="{gpt2_h:.1f}"/>'
+        f'<rect class="itm-wt-scale__dot" x="{gpt2_x}" y="0" width="{dot_w:.1f}" '
         f'height="{dot_h:.1f}"/>'
-        f'<line class="itm-wt-scale__lead" x1="{toy_w}" y1="0.5" x2="{big_x}" y2="0.5"/>'
-        f"{label(0, toy_lines)}{label(big_x, big_lines)}"
+        f'<line class="itm-wt-scale__lead" x1="{toy_w}" y1="0.5" x2="{gpt2_x}" y2="0.5"/>'
+        f"{label(0, toy_lines)}{label(gpt2_x, gpt2_lines)}"
         "</svg>"
     )

@@ -13,7 +13,7 @@ from generator.config import ModelConfig
 from generator.engine import STEPS as ENGINE_STEPS
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
-from generator.walkthrough.figures import in_words, root
+from generator.walkthrough.gpt2_scale import in_words, root
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,9 @@ STEPS: tuple[Step, ...] = (
         text=(
             "$X$, the output of ln_1 with one row per token, is multiplied by three matrices, "
             "$W_Q$, $W_K$ and $W_V$. A query is what a token looks for. A key is what it offers. "
-            "A value is what it hands over when another token picks it. [[big]] does all three "
+            "A value is what it hands over when another token picks it. [[gpt2]] does all three "
             "in one GEMM, $X \\cdot W_{qkv}$, and adds a bias; the toy has no biases. Each result "
-            "is cut into [[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[big]])."
+            "is cut into [[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])."
         ),
         formula=r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
         matrices=("q", "k", "v"),
@@ -69,8 +69,8 @@ STEPS: tuple[Step, ...] = (
             "Multiply $Q$ by $K^\\top$, one head at a time. Row $i$, column $j$ is the dot "
             "product of token $i$'s query with token $j$'s key: how much $i$ should attend to "
             "$j$. Each head works in its own slice of $d_\\text{model} / \\text{heads}$ numbers "
-            "([[dh]] here, [[DH]] in [[big]]). The grid is $N \\times N$: [[cells]] cells here, "
-            "[[big_cells_words]] per head at [[N]] tokens ([[big_cells]]). Doubling the context "
+            "([[dh]] here, [[DH]] in [[gpt2]]). The grid is $N \\times N$: [[cells]] cells here, "
+            "[[gpt2_cells_words]] per head at [[N]] tokens ([[gpt2_cells]]). Doubling the context "
             "quadruples this step."
         ),
         formula=r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j",
@@ -80,8 +80,8 @@ STEPS: tuple[Step, ...] = (
         key="scale",
         title="Scale",
         text=(
-            "Divide every score by $\\sqrt{d_\\text{head}}$: by [[root]] here, by [[big_root]] "
-            "in [[big]]. A dot product of $d_\\text{head}$ terms grows with $d_\\text{head}$. "
+            "Divide every score by $\\sqrt{d_\\text{head}}$: by [[root]] here, by [[gpt2_root]] "
+            "in [[gpt2]]. A dot product of $d_\\text{head}$ terms grows with $d_\\text{head}$. "
             "Scaling keeps the scores of wide heads in a range where softmax is not saturated "
             "from the start, so gradients can flow."
         ),
@@ -130,7 +130,7 @@ STEPS: tuple[Step, ...] = (
         title="Output projection",
         text=(
             "Put the heads' outputs side by side ([[h]] × [[dh]] = [[d]] columns here, "
-            "[[H]] × [[DH]] = [[D]] in [[big]]) and multiply by $W_O$, which mixes the heads. "
+            "[[H]] × [[DH]] = [[D]] in [[gpt2]]) and multiply by $W_O$, which mixes the heads. "
             "The result is added back to the residual stream. Several small heads can each "
             "follow a different relation for the cost of one big one. In code: "
             "(B, T, [[D]]) is split into (B, [[H]], T, [[DH]]) for attention and merged back "
@@ -165,9 +165,9 @@ def check_steps() -> None:
         )
 
 
-def text_fields(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str, str]:
+def text_fields(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str, str]:
     """The values of the [[placeholders]]: lower case for the toy, upper case for GPT-2."""
-    N = big.n_ctx
+    N = gpt2.n_ctx
     return {
         "T": fmt_int(n_tokens),
         "d": fmt_int(toy.d_model),
@@ -175,14 +175,14 @@ def text_fields(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str, 
         "dh": fmt_int(toy.d_head),
         "root": root(toy.d_head),
         "cells": fmt_int(n_tokens * n_tokens),
-        "big": big.label,
-        "D": fmt_int(big.d_model),
-        "H": fmt_int(big.n_head),
-        "DH": fmt_int(big.d_head),
+        "gpt2": gpt2.label,
+        "D": fmt_int(gpt2.d_model),
+        "H": fmt_int(gpt2.n_head),
+        "DH": fmt_int(gpt2.d_head),
         "N": fmt_int(N),
-        "big_root": root(big.d_head),
-        "big_cells": fmt_int(N * N),
-        "big_cells_words": in_words(N * N),
+        "gpt2_root": root(gpt2.d_head),
+        "gpt2_cells": fmt_int(N * N),
+        "gpt2_cells_words": in_words(N * N),
     }
 
 

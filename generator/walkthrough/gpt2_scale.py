@@ -61,12 +61,12 @@ def flop_values(cfg: ModelConfig, n_ctx: int) -> dict[str, int]:
     return {step: value[key] for step, key in FLOP_ROWS.items()}
 
 
-def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str, Figure]:
-    """{engine step name: Figure} for the toy with n_tokens tokens and the model `big`."""
-    N = big.n_ctx
-    d, h, dh = big.d_model, big.n_head, big.d_head
-    flops = flop_values(big, N)
-    bias = " + b" if big.bias else ""
+def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str, Figure]:
+    """{engine step name: Figure} for the toy with n_tokens tokens and GPT-2 model `gpt2`."""
+    N = gpt2.n_ctx
+    d, h, dh = gpt2.d_model, gpt2.n_head, gpt2.d_head
+    flops = flop_values(gpt2, N)
+    bias = " + b" if gpt2.bias else ""
     at_n = f"at N = {fmt_int(N)}"
     cells = N * N
     masked = N * (N - 1) // 2
@@ -103,7 +103,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str,
             toy_grid=(n_tokens, n_tokens),
         ),
         "scale": Figure(
-            line=f"toy ÷ {root(toy.d_head)} · {big.label} ÷ {root(dh)}",
+            line=f"toy ÷ {root(toy.d_head)} · {gpt2.label} ÷ {root(dh)}",
             facts=(
                 ("Divisor", f"√{dh} = {root(dh)} (toy: √{toy.d_head} = {root(toy.d_head)})"),
                 grid_cells,

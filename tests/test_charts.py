@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.charts import attention_crossover, figure_files, params_figure, render_all
 from generator.config import CONFIGS, SIZES
-from generator.figures import attention_crossover, figure_files, params_figure, render_all
 
 pytestmark = pytest.mark.slow
 
