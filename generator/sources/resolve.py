@@ -36,6 +36,8 @@ SOURCES = ("cache", "git", "github", "pypi")
 NETWORK_SOURCES = frozenset({"github", "pypi"})
 
 Log = Callable[[str], None]
+Found = tuple[str, tuple[Range, ...], str]  # excerpt text, its ranges, where it came from
+Via = Callable[[Pin, Repo, list[str]], Found | None]  # one source; appends why it failed
 
 
 @dataclass(frozen=True)
@@ -99,8 +101,14 @@ class Resolver:
         """The pin's text, verified; InputError (file, id, fix) when no source can give it."""
         repo = self.lock.repos[pin.repo]
         tried: list[str] = []
+        via: dict[str, Via] = {
+            "cache": self._via_cache,
+            "git": self._via_git,
+            "github": self._via_github,
+            "pypi": self._via_pypi,
+        }
         for source in self.sources:
-            found = getattr(self, f"_via_{source}")(pin, repo, tried)
+            found = via[source](pin, repo, tried)
             if found is not None:
                 break
         else:
@@ -122,7 +130,7 @@ class Resolver:
             resolved_from=origin,
         )
 
-    def _via_cache(self, pin: Pin, repo: Repo, tried: list[str]):
+    def _via_cache(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
         if not pin.ranges:
             tried.append("cache: the lock records no lines for this symbol yet")
             return None
@@ -137,21 +145,21 @@ class Resolver:
             return None
         return text, pin.ranges, "cache"
 
-    def _via_git(self, pin: Pin, repo: Repo, tried: list[str]):
+    def _via_git(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
         found = self._git_file(repo, pin.path, repo.commit)
         if isinstance(found, str):
             tried.append(f"git: {found}")
             return None
         return self._from_full_file(pin, repo, found)
 
-    def _via_github(self, pin: Pin, repo: Repo, tried: list[str]):
+    def _via_github(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
         found = self._github_file(repo, pin.path, repo.commit)
         if isinstance(found, str):
             tried.append(f"github: {found}")
             return None
         return self._from_full_file(pin, repo, found)
 
-    def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]):
+    def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
         mirrors = self.lock.mirrors_for(repo.name, pin.path)
         if not mirrors:
             tried.append(f"pypi: no [[mirrors]] entry for {pin.path}")
@@ -176,7 +184,7 @@ class Resolver:
             return "".join(cut(lines, pin.ranges, shift)), pin.ranges, f"pypi:{mirror.spec}"
         return None
 
-    def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile):
+    def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile) -> Found:
         """Cut the pin from the whole file at the commit; a mismatch here is final."""
         where = f"{pin.path} at {repo.short} ({file.origin})"
         ranges = pin.ranges
