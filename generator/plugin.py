@@ -31,6 +31,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 log = logging.getLogger("mkdocs.plugins.itm")
+PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
 
 
@@ -153,6 +154,13 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             target = files.get_file_from_path(docs_path)
             return get_relative_url(target.url, page.file.url) if target else None
 
+        for key in PAGE_ASSETS:  # overrides/main.html links these; a typo must not be a 404
+            for path in page.meta.get(key, []):
+                if files.get_file_from_path(path) is None:
+                    raise PluginError(
+                        f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
+                        f"which is not in docs/ (fix: a docs path such as assets/site.css)"
+                    )
         macros = PageMacros(
             self.site, src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
         )

@@ -28,7 +28,7 @@ def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path:
 def project_copy(tmp_path: Path) -> Path:
     """The project's build inputs in a scratch directory (so a test can break one)."""
     copy = tmp_path / "project"
-    for name in ("docs", "generator", "sources"):
+    for name in ("docs", "generator", "sources", "overrides"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
     return copy
@@ -108,3 +108,15 @@ def test_serve_regenerates_when_the_generator_changes(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_page_asset_that_does_not_exist_stops_the_build(tmp_path: Path) -> None:
+    """overrides/main.html links a page's page_css/page_js; a typo is an error, not a 404."""
+    project = project_copy(tmp_path)
+    page = project / "docs" / "forward-pass.md"
+    page.write_text(page.read_text().replace("assets/forward.css", "assets/froward.css"))
+    result = mkdocs_build(project / "site", config_dir=project)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "docs/forward-pass.md" in message and "assets/froward.css" in message
+    assert not (project / "site").exists()

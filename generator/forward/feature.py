@@ -20,7 +20,6 @@ from generator.forward.training_figure import training_files
 from generator.site import Site
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
-ASSETS = ("assets/forward.css", "assets/forward.js")
 
 
 _log = logging.getLogger("mkdocs.plugins.itm").info  # progress of long work (training)
@@ -93,12 +92,7 @@ def macros(page) -> dict[str, Callable[..., str]]:
     def fp() -> ForwardPass:
         return forward_pass(page.site)
 
-    def assets() -> str:
-        css, js = (url(path) for path in ASSETS)
-        return f'<link rel="stylesheet" href="{css}">\n<script src="{js}" defer></script>\n'
-
     return {
-        "forward_assets": assets,
         "forward_source": lambda: render.source_note(fp(), _pin(page.site)),
         "forward_tokens": lambda: render.tokens_block(fp()),
         "forward_residual": lambda: render.residual_block(fp()),

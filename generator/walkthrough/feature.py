@@ -20,8 +20,6 @@ from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
 
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
-SCRIPT = "assets/walkthrough.js"  # docs paths of the widget's own assets
-STYLE = "assets/walkthrough.css"
 BESIDE_TOY = "gpt2"  # GPT-2 small: the model whose sizes stand next to the toy's
 
 
@@ -90,9 +88,7 @@ class WalkthroughMacros:
         return (
             f'<p class="itm-kicker">Inside the model · {html.escape(title)}</p>\n\n'
             f"# {title}\n\n"
-            # The widget's stylesheet rides in this paragraph: a <link> inside a `markdown`
-            # block confuses md_in_html's nesting.
-            f'<p class="itm-wt-sub"><link rel="stylesheet" href="{self._url(STYLE)}">'
+            f'<p class="itm-wt-sub">'
             f"{html.escape(subtitle)} · block "
             f"<span data-wt-block>{self.toy.block + 1}</span> · head "
             f'<span data-wt-head-label aria-live="polite">1</span></p>\n'
@@ -121,7 +117,6 @@ class WalkthroughMacros:
             "hidden></div>\n"
             "</div>\n"
             "</div>\n"
-            f'<script src="{self._url(SCRIPT)}" defer></script>\n'
         )
 
     def code(self) -> str:
