@@ -6,13 +6,12 @@ the accounting and the pinned excerpts. Every number is computed, none is typed.
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Callable
 
 import jinja2
 
-from generator import accounting
+from generator import accounting, blocks
 from generator.components import BY_KEY, COMPONENTS, Component
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.render import code as code_render
@@ -96,37 +95,36 @@ class PageMacros:
         return self.url_for(BY_KEY[key].page)
 
     # -- macros --------------------------------------------------------------------------------
+    def _render(self, block: blocks.Block) -> str:
+        return blocks.render(block, self.site.settings.custom_dir)
+
     def header(self) -> str:
         """Kicker, title, call site with its learned/fixed tag, one-line role, formula, diagram."""
         c = self._component()
-        call = ""
+        call = None
         if c.call_site:
             ex = self._excerpt(c.call_site)
             ((line_no, line_text),) = ex.blocks
-            tag = "learned" if c.learned else "fixed"
-            call = (
-                f'<p class="itm-callsite"><span class="itm-tag itm-tag--{tag}">{tag}</span>'
-                f"<code>{html.escape(line_text.strip())}</code> "
-                f'<a class="itm-callsite__ref" href="{html.escape(ex.permalink)}">'
-                f"{html.escape(ex.filename)} {line_no}</a></p>"
+            call = blocks.CallSite(
+                learned=c.learned,
+                code=line_text.strip(),
+                permalink=ex.permalink,
+                filename=ex.filename,
+                line=line_no,
             )
-        formula = f"$$\n{c.formula}\n$$\n" if c.formula else ""
         diagram = architecture_svg(
             self.link, current=c.key, n_layer=CONFIGS["gpt2"].n_layer, uid=f"map-{c.key}"
         )
-        return (
-            '<div class="itm-hero" markdown>\n'
-            '<div class="itm-hero__text" markdown>\n'
-            f'<p class="itm-kicker">{html.escape(c.kicker)}</p>\n\n'
-            f"# {c.title}\n\n"
-            f"{call}\n"
-            f'<p class="itm-role">{html.escape(c.role)}</p>\n\n'
-            f"{formula}\n"
-            f"{self.shapes()}\n"
-            "</div>\n"
-            f'<figure class="itm-hero__map">{diagram}'
-            "<figcaption>GPT-2 pre-normalized transformer block</figcaption></figure>\n"
-            "</div>\n"
+        return self._render(
+            blocks.ComponentHeader(
+                kicker=c.kicker,
+                title=c.title,
+                callsite=call,
+                role=c.role,
+                formula=blocks.Markup(c.formula),
+                shapes=blocks.Markup(self.shapes()),
+                diagram=blocks.Markup(diagram),
+            )
         )
 
     def shapes(self) -> str:
@@ -289,26 +287,16 @@ class PageMacros:
         from generator.glossary import SYMBOLS
 
         sizes = [CONFIGS[name] for name in SIZES]
-        head = (
-            "<tr><th>Symbol</th><th>Meaning</th>"
-            + "".join(f"<th>{html.escape(cfg.label)}</th>" for cfg in sizes)
-            + "</tr>"
-        )
-        rows = []
-        for sym in SYMBOLS.values():
-            values = "".join(
-                f'<td class="itm-num">{fmt_int(sym.value(cfg)) if sym.value else "—"}</td>'
-                for cfg in sizes
+        rows = tuple(
+            blocks.GlossaryRow(
+                anchor=sym.anchor,
+                tex=sym.tex,
+                meaning=sym.meaning,
+                values=tuple(fmt_int(sym.value(cfg)) if sym.value else "—" for cfg in sizes),
             )
-            rows.append(
-                f'<tr id="sym-{sym.anchor}"><td><span class="arithmatex">\\({sym.tex}\\)</span>'
-                f"</td><td>{html.escape(sym.meaning)}</td>{values}</tr>"
-            )
-        return (
-            f'<div class="itm-scroll"><table class="itm-glossary">\n<thead>{head}</thead>\n<tbody>\n'
-            + "\n".join(rows)
-            + "\n</tbody></table></div>\n"
+            for sym in SYMBOLS.values()
         )
+        return self._render(blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows))
 
     def model_numbers(self) -> str:
         """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""
@@ -406,12 +394,9 @@ class PageMacros:
 
     def architecture_map(self) -> str:
         """The whole-model diagram, every box a link to its component page."""
-        svg = architecture_svg(self.link, n_layer=CONFIGS["gpt2"].n_layer, uid="map-home")
-        return (
-            f'<figure class="itm-map-figure">{svg}<figcaption>GPT-2: embeddings, '
-            f"{CONFIGS['gpt2'].n_layer} pre-norm blocks, final norm, unembedding. Hover or focus "
-            "a box to see what it is; select it to open its page.</figcaption></figure>\n"
-        )
+        n_layer = CONFIGS["gpt2"].n_layer
+        svg = architecture_svg(self.link, n_layer=n_layer, uid="map-home")
+        return self._render(blocks.ArchitectureMap(diagram=blocks.Markup(svg), n_layer=n_layer))
 
     def namespace(self) -> dict[str, Callable[..., str]]:
         from generator.features import load_features

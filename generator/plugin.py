@@ -107,7 +107,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         from generator.site import Site
 
         try:
-            self.site = Site.load(Settings.load(root, dict(self.config)))
+            options = {**self.config, "custom_dir": config.theme.custom_dir}
+            self.site = Site.load(Settings.load(root, options))
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         for watched in ("generator", "sources"):

@@ -47,6 +47,7 @@ class Settings:
     download_weights: bool = False  # may fetch the pinned GPT-2 revision from the hub
     forward_prompt: str | None = None  # the forward-pass page's prompt (None: the page's own)
     hub_cache: Path = Path.home() / ".cache" / "huggingface" / "hub"  # Hugging Face cache
+    custom_dir: Path | None = None  # the theme's custom_dir: its itm/ overrides block templates
 
     @property
     def may_download(self) -> bool:
@@ -63,8 +64,9 @@ class Settings:
         """Settings from plugin `options` (may be empty), each overridden by its variable."""
         env = os.environ if env is None else env
         root = Path(root).resolve()
+        known = {*SETTINGS, "custom_dir"}  # custom_dir: from the theme, not the environment
         values: dict[str, Any] = {
-            k: v for k, v in (options or {}).items() if k in SETTINGS and v is not None
+            k: v for k, v in (options or {}).items() if k in known and v is not None
         }
         for option, variable in SETTINGS.items():
             if env.get(variable):
@@ -85,6 +87,7 @@ class Settings:
             ),
             forward_prompt=values.get("forward_prompt") or None,
             hub_cache=hub_cache_dir(env),
+            custom_dir=Path(values["custom_dir"]) if values.get("custom_dir") else None,
         )
 
 

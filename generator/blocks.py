@@ -1,0 +1,117 @@
+"""Page blocks: small data objects rendered by autoescaped Jinja templates a site can override.
+
+A macro gathers the numbers and texts of one block into a dataclass and calls `render(block)`;
+the markup lives in generator/templates/<block.template>. A site overrides a block by putting a
+template of the same name in its theme's custom_dir under itm/ (overrides/itm/ here), which is
+looked up first. Text is escaped by Jinja; only markup the generator made itself (an SVG, a
+Markdown fragment of another block) is passed in as `Markup`; a block inside a block is
+rendered by its own template with `{{ field | block }}`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import jinja2
+from markupsafe import Markup
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+OVERRIDES = "itm"  # the folder under the theme's custom_dir that overrides TEMPLATES
+
+
+@functools.cache
+def environment(custom_dir: Path | None = None) -> jinja2.Environment:
+    """Templates from custom_dir/itm first, then the generator's own; escaping always on."""
+    search = [str(custom_dir / OVERRIDES)] if custom_dir else []
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*search, str(TEMPLATES)]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["block"] = lambda block: Markup(render(block, custom_dir))  # {{ x | block }}
+    return env
+
+
+@dataclass(frozen=True)
+class Block:
+    """A block's data; subclasses name their template."""
+
+    template: ClassVar[str]
+
+    def context(self) -> dict[str, Any]:
+        # shallow: nested blocks stay objects (asdict would turn them into dicts)
+        return {name: getattr(self, name) for name in asdict(self)}
+
+
+def render(block: Block, custom_dir: Path | None = None) -> str:
+    return environment(custom_dir).get_template(block.template).render(block.context())
+
+
+@dataclass(frozen=True)
+class CallSite(Block):
+    """The line of model.py that calls a component, with its learned/fixed tag and permalink."""
+
+    template: ClassVar[str] = "callsite.html"
+    learned: bool
+    code: str  # the line, stripped
+    permalink: str
+    filename: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ComponentHeader(Block):
+    """A component page's top: kicker, title, call site, role, formula, shapes, and the map."""
+
+    template: ClassVar[str] = "component_header.html"
+    kicker: str
+    title: str
+    callsite: CallSite | None
+    role: str
+    formula: Markup  # TeX for arithmatex ("" for none): Markdown source, not HTML-escaped
+    shapes: Markup  # the shapes block (Markdown with size tabs)
+    diagram: Markup  # the architecture SVG, this component highlighted
+
+
+@dataclass(frozen=True)
+class ArchitectureMap(Block):
+    """The home page's whole-model diagram, every box a link."""
+
+    template: ClassVar[str] = "architecture_map.html"
+    diagram: Markup
+    n_layer: int
+
+
+@dataclass(frozen=True)
+class GlossaryRow:
+    anchor: str  # "d-model": the row's id is sym-<anchor>
+    tex: str
+    meaning: str
+    values: tuple[str, ...]  # per size, formatted; "—" when the symbol has no size
+
+
+@dataclass(frozen=True)
+class Glossary(Block):
+    """The notation table: symbol, meaning, and its value in each GPT-2 size."""
+
+    template: ClassVar[str] = "glossary.html"
+    sizes: tuple[str, ...]  # column heads: "GPT-2 small", ...
+    rows: tuple[GlossaryRow, ...]
+
+
+__all__ = [
+    "ArchitectureMap",
+    "Block",
+    "CallSite",
+    "ComponentHeader",
+    "Glossary",
+    "GlossaryRow",
+    "Markup",
+    "render",
+]

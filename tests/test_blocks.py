@@ -1,0 +1,57 @@
+"""Page blocks: data rendered by autoescaped templates, which a site's custom_dir can override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator import blocks
+from tests.site_helpers import ROOT
+
+
+def callsite(code: str = "x = f(x)") -> blocks.CallSite:
+    return blocks.CallSite(
+        learned=True, code=code, permalink="https://e/x#L1", filename="m.py", line=1
+    )
+
+
+def test_text_is_escaped_and_generated_markup_is_not() -> None:
+    html = blocks.render(callsite("if a < b and c > 'd': <script>"))
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    arch = blocks.render(blocks.ArchitectureMap(diagram=blocks.Markup("<svg></svg>"), n_layer=12))
+    assert "<svg></svg>" in arch and "12 pre-norm blocks" in arch
+
+
+def test_a_custom_dir_template_overrides_the_generators_own(tmp_path: Path) -> None:
+    (tmp_path / "itm").mkdir()
+    (tmp_path / "itm" / "callsite.html").write_text("<p class=mine>{{ code }}</p>\n")
+    assert blocks.render(callsite("a & b"), tmp_path) == "<p class=mine>a &amp; b</p>\n"
+    assert "itm-callsite" in blocks.render(callsite())  # without the override: the default
+
+
+def test_a_nested_block_is_rendered_by_its_own_overridable_template(tmp_path: Path) -> None:
+    (tmp_path / "itm").mkdir()
+    (tmp_path / "itm" / "callsite.html").write_text("<p class=mine>{{ line }}</p>\n")
+    header = blocks.ComponentHeader(
+        kicker="k",
+        title="T",
+        callsite=callsite(),
+        role="r",
+        formula=blocks.Markup("H' = H"),  # TeX for arithmatex: not HTML-escaped
+        shapes=blocks.Markup("- in"),
+        diagram=blocks.Markup("<svg/>"),
+    )
+    html = blocks.render(header, tmp_path)
+    assert "<p class=mine>1</p>" in html and "H' = H" in html
+
+
+def test_the_site_uses_material_custom_dir_for_overrides() -> None:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+    assert (ROOT / config["theme"]["custom_dir"] / "main.html").exists()
+    every = {p.name for p in blocks.TEMPLATES.glob("*.html")}
+    assert {cls.template for cls in blocks.Block.__subclasses__()} <= every
