@@ -105,7 +105,26 @@ class Glossary(Block):
     rows: tuple[GlossaryRow, ...]
 
 
+@dataclass(frozen=True)
+class LinkItem:
+    """A list item: a lead, then links; `sep` between them (": " or " ")."""
+
+    lead: str
+    links: tuple[tuple[str, str], ...]  # (text, Markdown link target)
+    sep: str = ": "
+
+
+@dataclass(frozen=True)
+class LinkList(Block):
+    """A Markdown list of links (MkDocs validates each target): a page's "Go deeper"."""
+
+    template: ClassVar[str] = "link_list.md"
+    items: tuple[LinkItem, ...]
+
+
 __all__ = [
+    "LinkItem",
+    "LinkList",
     "ArchitectureMap",
     "Block",
     "CallSite",

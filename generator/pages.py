@@ -238,34 +238,29 @@ class PageMacros:
         return "\n".join(blocks)
 
     def go_deeper(self) -> str:
-        """Neighbours in forward order, the walkthrough, the cited sources, the notation."""
-        from generator.components import pages_in_order
+        """The walkthrough, the forward pass, the cited sources, the notation, the map.
 
+        The previous and next component are Material's footer links (navigation.footer): the
+        nav lists the components in forward order, so they are not repeated here.
+        """
         c = self._component()
-        order = pages_in_order()
-        here = next(i for i, other in enumerate(order) if other.page == c.page)
         items = []
-        if here > 0:
-            prev = order[here - 1]
-            items.append(f"- Previous in the forward pass: [{prev.title}]({self._doc(prev.page)})")
-        if here + 1 < len(order):
-            nxt = order[here + 1]
-            items.append(f"- Next in the forward pass: [{nxt.title}]({self._doc(nxt.page)})")
         if c.walkthrough and self.url_for(c.walkthrough):
-            items.append(
-                f"- Step through it at toy scale: [the {c.short.lower()} walkthrough]"
-                f"({self._doc(c.walkthrough)})"
-            )
+            walkthrough = (f"the {c.short.lower()} walkthrough", self._doc(c.walkthrough))
+            items.append(blocks.LinkItem("Step through it at toy scale", (walkthrough,)))
         if c.key == "attention" and self.url_for("forward-pass.md"):
-            items.append(
-                f"- See trained heads at work: [the forward pass]({self._doc('forward-pass.md')})"
-            )
+            forward = ("the forward pass", self._doc("forward-pass.md"))
+            items.append(blocks.LinkItem("See trained heads at work", (forward,)))
         cited = dict.fromkeys([*c.code, *(s.excerpt for s in c.sources)])
-        links = ", ".join(f"[{i}]({self._doc('sources.md')}#{excerpt_anchor(i)})" for i in cited)
-        items.append(f"- The pinned sources this page cites: {links}")
-        items.append(f"- Notation: [glossary of symbols]({self._doc('glossary.md')})")
-        items.append(f"- Back to the [architecture map]({self._doc('index.md')})")
-        return "\n".join(items) + "\n"
+        sources = self._doc("sources.md")
+        links = tuple((i, f"{sources}#{excerpt_anchor(i)}") for i in cited)
+        items.append(blocks.LinkItem("The pinned sources this page cites", links))
+        items.append(
+            blocks.LinkItem("Notation", (("glossary of symbols", self._doc("glossary.md")),))
+        )
+        home = (("architecture map", self._doc("index.md")),)
+        items.append(blocks.LinkItem("Back to the", home, sep=" "))
+        return self._render(blocks.LinkList(tuple(items)))
 
     def figure(self, name: str, alt: str) -> str:
         """A generated figure per size (Material tabs), from generator/charts.py."""

@@ -298,3 +298,22 @@ def test_walkthrough_links_the_forward_pass_strongest_trained_heads(built_site: 
     html = soup(built_site / "walkthrough/attention/index.html")
     links = [a["href"] for a in html.select("p.itm-wt__real a")]
     assert any(href.endswith(f"forward-pass/#head-{layer}-{head}") for href in links)
+
+
+def test_go_deeper_does_not_repeat_the_footers_previous_and_next(built_site: Path) -> None:
+    """Material's footer links each component page to its neighbours in the nav (forward order);
+    the page's own "Go deeper" list adds other places, not those two again."""
+    from generator.components import pages_in_order
+
+    order = [c.page for c in pages_in_order()]
+    for index, docs_path in enumerate(order):
+        page = soup(built_html(built_site, docs_path))
+        heading = page.find(id="go-deeper")
+        assert heading is not None, docs_path
+        listed = {a["href"] for a in heading.find_next("ul").find_all("a")}
+        footer = {a["href"] for a in page.select("a.md-footer__link")}
+        neighbours = {order[i] for i in (index - 1, index + 1) if 0 <= i < len(order)}
+        for neighbour in neighbours:
+            href = "../" + neighbour.removeprefix("components/").removesuffix(".md") + "/"
+            assert href in footer, (docs_path, href)  # the footer has it
+            assert href not in listed, (docs_path, href)  # so Go deeper does not
