@@ -1,0 +1,147 @@
+"""Incremental decoding with a KV cache: GPT-2's `past` / `present`, in numpy.
+
+A step reads nd new tokens and the cache of the ns_past tokens before them, and returns the new
+tokens' logits and the grown cache. Only the new tokens are projected; their queries attend to
+ns = ns_past + nd keys and values, the cached ones first:
+
+    cache: [n_layer, 2, n_head, ns_past, d_head]   one [k, v] stack per layer, as gpt-2's `past`
+    present: [n_layer, 2, n_head, nd, d_head]      the new rows, as gpt-2's `present`
+    grown cache = concat(cache, present) along the positions axis
+
+The mask is rectangular (gpt-2's attention_mask(nd, ns)): new row i sees column j when
+j <= ns - nd + i, i.e. every cached position and the new ones up to itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from generator.config import ModelConfig
+from generator.engine.layers import (
+    Weights,
+    cast,
+    check_config,
+    layer_norm,
+    linear,
+    mlp,
+    softmax,
+    sub_weights,
+)
+from generator.errors import InputError
+
+
+def empty_cache(cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> np.ndarray:
+    """A cache holding no positions yet: [n_layer, 2, n_head, 0, d_head]."""
+    return np.zeros((cfg.n_layer, 2, cfg.n_head, 0, cfg.d_head), dtype=dtype)
+
+
+def causal_mask(nd: int, ns: int) -> np.ndarray:
+    """[nd, ns] booleans: row i (the i-th new token) may see column j iff j <= ns - nd + i."""
+    i = np.arange(nd)[:, None]  # [nd, 1]
+    j = np.arange(ns)[None, :]  # [1, ns]
+    return j <= i + (ns - nd)  # gpt-2: m = i >= j - ns + nd
+
+
+@dataclass
+class Step:
+    """One decoding step: the new tokens' logits, what they added to the cache, and the cache."""
+
+    token_ids: np.ndarray  # [nd] the tokens this step read
+    positions: np.ndarray  # [nd] their positions: ns_past .. ns - 1
+    logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
+    present: np.ndarray  # [n_layer, 2, n_head, nd, d_head]: the new keys and values
+    cache: np.ndarray  # [n_layer, 2, n_head, ns, d_head]: the cache the next step reads
+    weights: list[np.ndarray]  # per layer, the attention weights [n_head, nd, ns]
+
+
+def attention_step(
+    x: np.ndarray, past: np.ndarray, w: Weights, cfg: ModelConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Attention of the new rows x [nd, d] over the cached and new keys.
+
+    past is this layer's [2, h, ns_past, dh]. Returns the output [nd, d], this layer's present
+    [2, h, nd, dh] and the attention weights [h, nd, ns].
+    """
+    nd, d = x.shape
+    h, dh = cfg.n_head, cfg.d_head
+    qkv = linear(x, w["c_attn.weight"], w.get("c_attn.bias"))  # [nd, 3d]: new rows only
+    q, k, v = (t.reshape(nd, h, dh).transpose(1, 0, 2) for t in np.split(qkv, 3, axis=-1))
+    present = np.stack([k, v])  # [2, h, nd, dh]: gpt-2's tf.stack([k, v], axis=1)
+    k = np.concatenate([past[0], k], axis=1)  # [h, ns, dh]: cached keys first
+    v = np.concatenate([past[1], v], axis=1)  # [h, ns, dh]
+    ns = k.shape[1]
+    scores = q @ k.transpose(0, 2, 1) / math.sqrt(dh)  # [h, nd, dh] @ [h, dh, ns] -> [h, nd, ns]
+    scores = np.where(causal_mask(nd, ns), scores, -np.inf)  # [h, nd, ns]
+    weights = softmax(scores, axis=-1)  # [h, nd, ns]
+    heads = weights @ v  # [h, nd, ns] @ [h, ns, dh] -> [h, nd, dh]
+    merged = heads.transpose(1, 0, 2).reshape(nd, d)  # [nd, d]
+    out = linear(merged, w["c_proj.weight"], w.get("c_proj.bias"))  # [nd, d]
+    return out, present, weights
+
+
+def decode_step(
+    weights: Weights,
+    cfg: ModelConfig,
+    token_ids: np.ndarray,
+    cache: np.ndarray | None = None,
+    dtype: np.dtype | type = np.float64,
+) -> Step:
+    """Run the nd new tokens token_ids [nd] through the model, reading and growing the cache.
+
+    With an empty cache this is the ordinary forward pass (the prompt's "prefill"); after it,
+    one token per step is enough, since every earlier position's keys and values are cached.
+    """
+    token_ids = np.asarray(token_ids, dtype=np.int64)
+    check_config(cfg, token_ids)
+    cache = empty_cache(cfg, dtype) if cache is None else np.asarray(cache, dtype=dtype)
+    _check_cache(cfg, cache, token_ids.shape[0])
+    w = cast(weights, dtype)
+    past_length = cache.shape[3]
+    nd = token_ids.shape[0]
+    positions = past_length + np.arange(nd)  # gpt-2's positions_for(tokens, past_length)
+
+    x = w["wte.weight"][token_ids] + w["wpe.weight"][positions]  # [nd, d]
+    presents, attn_weights = [], []
+    for i in range(cfg.n_layer):
+        b = sub_weights(w, f"h.{i}.")
+        ln1, _ = layer_norm(x, b["ln_1.weight"], b["ln_1.bias"], cfg.layer_norm_eps)
+        a, present, weights_i = attention_step(ln1, cache[i], sub_weights(b, "attn."), cfg)
+        x = x + a  # [nd, d]
+        ln2, _ = layer_norm(x, b["ln_2.weight"], b["ln_2.bias"], cfg.layer_norm_eps)
+        m, _ = mlp(ln2, sub_weights(b, "mlp."))
+        x = x + m  # [nd, d]
+        presents.append(present)
+        attn_weights.append(weights_i)
+    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
+    logits = lnf @ w["wte.weight"].T  # [nd, V], tied unembedding
+    present = np.stack(presents)  # [n_layer, 2, h, nd, dh]
+    return Step(
+        token_ids=token_ids,
+        positions=positions,
+        logits=logits,
+        present=present,
+        cache=np.concatenate([cache, present], axis=3),  # gpt-2's sample.py: concat past, presents
+        weights=attn_weights,
+    )
+
+
+def _check_cache(cfg: ModelConfig, cache: np.ndarray, nd: int) -> None:
+    want = (cfg.n_layer, 2, cfg.n_head, cache.shape[3] if cache.ndim == 5 else 0, cfg.d_head)
+    if cache.shape != want:
+        raise InputError(
+            f"cache shape {list(cache.shape)}; {cfg.name} needs "
+            "[n_layer, 2, n_head, positions, d_head] = "
+            f"[{cfg.n_layer}, 2, {cfg.n_head}, positions, {cfg.d_head}]",
+            entry="cache",
+            fix="pass the cache a previous decode_step returned (or None to start)",
+        )
+    if cache.shape[3] + nd > cfg.n_ctx:
+        raise InputError(
+            f"{cache.shape[3]} cached + {nd} new positions exceed {cfg.name}'s context of "
+            f"{cfg.n_ctx}",
+            entry="token_ids",
+            fix=f"keep cached + new tokens within {cfg.n_ctx} (start again from a shorter prefix)",
+        )
