@@ -13,7 +13,6 @@ the same entry point. The plugin only adapts MkDocs events to the generator:
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
@@ -30,7 +29,8 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-log = logging.getLogger("mkdocs.plugins.itm")
+from generator.log import log
+
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
 

@@ -35,7 +35,9 @@ class Site:
         from generator.sources.resolve import Resolver
 
         lock = load_lock(settings.root / LOCK_FILE)
-        resolver = Resolver.for_settings(lock, settings)
+        from generator.log import progress
+
+        resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
         generated: dict[str, bytes] = {}
         for relative, data in package_files(

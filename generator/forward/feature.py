@@ -8,7 +8,6 @@ macros(page): the page's blocks, all rendered from one ForwardPass computed once
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,19 +16,17 @@ from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpo
 from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
+from generator.log import progress
 from generator.site import Site
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
-
-
-_log = logging.getLogger("mkdocs.plugins.itm").info  # progress of long work (training)
 
 
 def forward_pass(site: Site) -> ForwardPass:
     """The build's forward pass (computed once per site root and environment)."""
     from generator.forward import current
 
-    return current(site.settings, log=_log)
+    return current(site.settings, log=progress)
 
 
 def _pin(site: Site) -> CheckpointPin:
