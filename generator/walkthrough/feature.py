@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
+from generator import blocks
 from generator.config import CONFIGS, ModelConfig
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
@@ -128,32 +131,19 @@ class WalkthroughMacros:
         return code_panel(engine_excerpt(site.root), upstream, titles)
 
     # -- parts -------------------------------------------------------------------------------
+    def _render(self, block: blocks.Block) -> str:
+        return blocks.render(block, self.page.site.settings.custom_dir)
+
     def _bar(self) -> str:
         toy, gpt2 = self.toy.cfg, self.gpt2
-        heads = "".join(f'<option value="{h + 1}">{h + 1}</option>' for h in range(toy.n_head))
-        rows = [
+        sub = blocks.Markup  # the dims' names carry <sub>
+        dims = (
             ("tokens", fmt_int(self.toy.n_tokens), f"up to {fmt_int(gpt2.n_ctx)}"),
-            ("d<sub>model</sub>", fmt_int(toy.d_model), fmt_int(gpt2.d_model)),
-            ("d<sub>head</sub>", fmt_int(toy.d_head), fmt_int(gpt2.d_head)),
+            (sub("d<sub>model</sub>"), fmt_int(toy.d_model), fmt_int(gpt2.d_model)),
+            (sub("d<sub>head</sub>"), fmt_int(toy.d_head), fmt_int(gpt2.d_head)),
             ("heads", fmt_int(toy.n_head), fmt_int(gpt2.n_head)),
-        ]
-        dims = "".join(
-            f'<div><dt>{name}</dt><dd>{ours} <span class="itm-wt-dims__big">'
-            f"{html.escape(gpt2.label)} {theirs}</span></dd></div>"
-            for name, ours, theirs in rows
         )
-        return (
-            '<div class="itm-wt-bar">'
-            '<div class="itm-wt-bar__controls" data-wt-controls hidden>'
-            '<fieldset class="itm-wt-scale-toggle"><legend>shown</legend>'
-            '<label><input type="radio" name="itm-wt-scale" value="toy" checked> toy scale</label>'
-            '<label><input type="radio" name="itm-wt-scale" value="big"> '
-            f"{html.escape(gpt2.label)}</label></fieldset>"
-            f'<label class="itm-wt-head">head <select data-wt-head>{heads}</select></label>'
-            "</div>"
-            f'<dl class="itm-wt-dims">{dims}</dl>'
-            "</div>"
-        )
+        return self._render(Bar(model=gpt2.label, n_head=toy.n_head, dims=dims))
 
     def _note(self) -> str:
         toy = self.toy.cfg
@@ -180,37 +170,60 @@ class WalkthroughMacros:
     def _step(self, index: int, step, data: dict, lines: list[int]) -> str:
         figure = self.figures[step.key]
         fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.gpt2)
-        tables = "".join(grids.grid_table(data, key, 0) for key in step.matrices)
-        facts = "".join(
-            f"<div><dt>{html.escape(what)}</dt><dd>{html.escape(value)}</dd></div>"
-            for what, value in figure.facts
-        )
         first, last = lines
-        code_id = data["code_block"]
-        gpt2 = html.escape(self.gpt2.label)
-        return (
-            f'<section class="itm-wt__step" id="step-{index}" data-step="{index}" '
-            f'data-key="{step.key}" data-lines="{first}-{last}" '
-            f'aria-labelledby="step-{index}-title" markdown>\n'
-            f'<h2 class="itm-wt__title" id="step-{index}-title">'
-            f'<span class="itm-wt__num">{index}</span> {html.escape(step.title)}</h2>\n\n'
-            '<div class="itm-wt__text" markdown>\n\n'
-            f"{fill(step.text, fields)}\n\n"
-            f"$$\n{step.formula}\n$$\n\n"
-            "</div>\n\n"
-            f'<p class="itm-wt__fig"><span class="itm-wt__tag">{gpt2}</span> '
-            f"{html.escape(figure.line)}</p>\n\n"
-            f'<div class="itm-wt__work"><div class="itm-wt__toy">{tables}</div></div>\n\n'
-            f'<div class="itm-wt__big"><p class="itm-wt__big-title">At {gpt2} scale</p>'
-            f'<dl class="itm-wt__facts">{facts}</dl>'
-            f"<figure>{grids.scale_picture(figure, self.gpt2.label)}"
-            "<figcaption>The toy's grid, enlarged on the left, is the dot in the corner of "
-            f"{gpt2}'s, drawn to scale.</figcaption></figure></div>\n\n"
-            f"{self._real_heads() if step.key == 'softmax' else ''}"
-            f'<p class="itm-wt__codelink">Code: <a href="#__codelineno-{code_id}-{first}">'
-            f"{self.engine_file} lines {first}–{last}</a></p>\n"
-            "</section>\n"
+        return self._render(
+            Step(
+                index=index,
+                key=step.key,
+                title=step.title,
+                text=blocks.Markup(fill(step.text, fields)),  # Markdown with TeX, ours
+                formula=blocks.Markup(step.formula),
+                model=self.gpt2.label,
+                line=figure.line,
+                grids=blocks.Markup(
+                    "".join(grids.grid_table(data, key, 0) for key in step.matrices)
+                ),
+                facts=figure.facts,
+                picture=blocks.Markup(grids.scale_picture(figure, self.gpt2.label)),
+                real_heads=blocks.Markup(self._real_heads() if step.key == "softmax" else ""),
+                code_id=data["code_block"],
+                first=first,
+                last=last,
+                engine_file=self.engine_file,
+            )
         )
+
+
+@dataclass(frozen=True)
+class Bar(blocks.Block):
+    """The widget's controls and the toy's sizes beside GPT-2's."""
+
+    template: ClassVar[str] = "walkthrough_bar.html"
+    model: str  # "GPT-2 small"
+    n_head: int  # the head selector's options
+    dims: tuple[tuple[str, str, str], ...]  # (name, toy's, GPT-2's)
+
+
+@dataclass(frozen=True)
+class Step(blocks.Block):
+    """One step: explanation and formula, the toy's grids, GPT-2's figures, the code link."""
+
+    template: ClassVar[str] = "walkthrough_step.html"
+    index: int
+    key: str  # the engine's step name
+    title: str
+    text: blocks.Markup  # Markdown with TeX
+    formula: blocks.Markup  # TeX
+    model: str
+    line: str  # the one-line GPT-2 figure
+    grids: blocks.Markup  # the toy's value grids (HTML)
+    facts: tuple[tuple[str, str], ...]
+    picture: blocks.Markup  # SVG: the toy's grid inside GPT-2's
+    real_heads: blocks.Markup  # the softmax step's link to trained heads, else ""
+    code_id: str
+    first: int
+    last: int
+    engine_file: str
 
 
 def macros(page) -> dict[str, Callable[..., str]]:
