@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/bench_forward.py [--skip-cold]
 
-1. Stand-in training from scratch (cold), in a fresh process with an empty cache directory:
-   wall time, and the training loop's own time as the record notes it.
-2. A cached build's overhead for this page, in a fresh process: import generator.forward,
-   load the cached stand-in, run the engine, score heads, render every macro and generated file;
+1. Stand-in training from scratch (what `itm train-standin` does; no build does it), in a fresh
+   process: wall time, steps and final loss.
+2. A build's work for this page, in a fresh process: import generator.forward, load and verify
+   the committed stand-in, run the engine, score heads, render every macro and generated file;
    and whether torch was imported (it must not be).
 3. Page weight: the gallery's HTML, its thumbnails (loaded with the page), and the large views
    (loaded one at a time, on demand).
@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from report import print_table  # bench/report.py (scripts run from bench/)
@@ -26,11 +25,11 @@ from report import print_table  # bench/report.py (scripts run from bench/)
 ROOT = Path(__file__).resolve().parent.parent
 
 COLD = """
-import json, time, pathlib
+import json, time
 start = time.perf_counter()
-from generator.forward.standin import load_or_train
-s = load_or_train(pathlib.Path({cache!r}))
-print(json.dumps({{"wall": time.perf_counter() - start, "record": s.record}}))
+from generator.forward.standin import train
+weights, record = train()
+print(json.dumps({{"wall": time.perf_counter() - start, "record": record}}))
 """
 
 CACHED = """
@@ -70,21 +69,21 @@ def run(code: str, env: dict[str, str]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-cold", action="store_true", help="do not train from scratch")
+    parser.add_argument("--skip-cold", action="store_true", help="do not time a training run")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     rows: list[tuple[str, str]] = []
 
     if not args.skip_cold:
-        with tempfile.TemporaryDirectory() as cache:
-            cold = run(COLD.format(cache=cache), env)
-        rows.append(("stand-in training, cold (process wall time)", f"{cold['wall']:.1f} s"))
-        rows.append(("  of which the training loop", f"{cold['record']['seconds']:.1f} s"))
+        cold = run(COLD.format(), env)
+        rows.append(
+            ("stand-in training (itm train-standin; process wall time)", f"{cold['wall']:.1f} s")
+        )
         rows.append(
             ("  steps, final loss", f"{cold['record']['steps']}, {cold['record']['final_loss']}")
         )
 
-    run(CACHED.format(root=str(ROOT)), env)  # make sure the site's cache holds the stand-in
+    run(CACHED.format(root=str(ROOT)), env)  # warm the figure cache and the OS's file cache
     cached = run(CACHED.format(root=str(ROOT)), env)
     rows.append(
         (

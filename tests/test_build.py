@@ -14,10 +14,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path: Path) -> None:
+    """The second build starts from an empty cache (everything fetched, figures drawn, nothing
+    reused) and, like every test build, runs with torch unimportable (mkdocs_build): a cold build
+    needs no torch and gives the same bytes as the session's build."""
     from tests.conftest import TEST_SITE_URL
 
     second = tmp_path / "site"
-    result = mkdocs_build(second, SITE_URL=TEST_SITE_URL)
+    result = mkdocs_build(second, SITE_URL=TEST_SITE_URL, ITM_CACHE_DIR=str(tmp_path / "cache"))
     assert result.returncode == 0, result.stderr
     first_digest, second_digest = tree_digest(built_site), tree_digest(second)
     assert first_digest.keys() == second_digest.keys()
@@ -120,3 +123,15 @@ def test_a_page_asset_that_does_not_exist_stops_the_build(tmp_path: Path) -> Non
     message = result.stdout + result.stderr
     assert "docs/forward-pass.md" in message and "assets/froward.css" in message
     assert not (project / "site").exists()
+
+
+def test_the_test_builds_fail_when_a_build_imports_torch(tmp_path: Path) -> None:
+    """mkdocs_build makes torch unimportable; a site whose hook imports it must fail, even when
+    the hook swallows the ImportError."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# x\n")
+    (tmp_path / "hook.py").write_text("try:\n    import torch\nexcept ImportError:\n    pass\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\nhooks:\n  - hook.py\n")
+    result = mkdocs_build(tmp_path / "site", config_dir=tmp_path)
+    assert result.returncode != 0
+    assert "the build tried to import torch: ['torch']" in result.stderr

@@ -181,3 +181,26 @@ def test_not_a_safetensors_file(tmp_path):
 
 def test_missing_file(tmp_path):
     rejects(tmp_path / "absent.safetensors", TOY, "not found")
+
+
+def test_our_writer_is_read_by_the_safetensors_package_and_is_deterministic(tmp_path: Path):
+    """write_safetensors (the stand-in's and the full-size benchmark's writer) against the
+    reference reader: same tensors, same metadata; and the same input gives the same bytes."""
+    from generator.engine.safetensors_file import parse_safetensors, safetensors_bytes
+
+    weights = random_weights(WITH_BIAS, seed=3, dtype=np.float32)
+    weights["wpe.weight"] = weights["wpe.weight"].astype(np.float64)
+    metadata = {"record": json.dumps({"b": 1, "a": [0.5]})}
+    data = safetensors_bytes(dict(reversed(weights.items())), metadata)
+    assert data == safetensors_bytes(weights, metadata)
+    path = tmp_path / "ours.safetensors"
+    path.write_bytes(data)
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="np") as handle:
+        assert handle.metadata() == metadata
+        for name, value in weights.items():
+            np.testing.assert_array_equal(handle.get_tensor(name), value)
+            assert handle.get_tensor(name).dtype == value.dtype
+    ours, ours_metadata = parse_safetensors(data, WITH_BIAS, str(path))
+    assert ours_metadata == metadata and ours.keys() == weights.keys()

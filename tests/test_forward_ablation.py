@@ -12,8 +12,7 @@ from bs4 import BeautifulSoup
 
 from generator.engine import forward, random_weights
 from generator.forward.ablation import repeat_positions, without_head
-from generator.forward.standin import load_or_train
-from generator.settings import Settings
+from generator.forward.standin import load_standin
 from tests.forward_helpers import TINY
 from tests.site_helpers import ROOT
 
@@ -74,7 +73,7 @@ def test_page_table_holds_transformers_numbers(built_site: Path):
     soup = BeautifulSoup(
         (built_site / "forward-pass" / "index.html").read_text(encoding="utf-8"), "html.parser"
     )
-    standin = load_or_train(Settings.load(ROOT).cache_dir)
+    standin = load_standin(ROOT)
     cfg, words = standin.cfg, standin.tokenizer.words
     tokens = [li.select_one(".itm-token__text").get_text() for li in soup.select(".itm-token")]
     ids = np.array([words.index(t.replace("␣", " ").strip()) for t in tokens])

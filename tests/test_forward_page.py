@@ -12,8 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator.engine import forward
-from generator.forward.standin import load_or_train
-from generator.settings import Settings
+from generator.forward.standin import load_standin
 from tests.site_helpers import ROOT
 
 pytestmark = pytest.mark.slow
@@ -56,7 +55,7 @@ def test_gallery_has_every_head_with_its_anchor_and_files(built_site, soup, head
 
 def test_numbers_on_the_page_are_the_engines(soup):
     """Recompute from the cached stand-in with the engine: tokens, top prediction, norms."""
-    standin = load_or_train(Settings.load(ROOT).cache_dir)
+    standin = load_standin(ROOT)
     tokens = [li.select_one(".itm-token__text").get_text() for li in soup.select(".itm-token")]
     words = [t.replace("␣", " ") for t in tokens]
     ids = [standin.tokenizer.words.index(w.strip()) for w in words]
@@ -89,7 +88,7 @@ def test_found_heads_link_to_gallery_anchors(soup):
 def test_the_stand_ins_training_figure_is_there_with_its_numbers(built_site, soup):
     """The section exists for the stand-in; its figure is an SVG the page links, and the text
     gives the final induction score the record holds (not a typed number)."""
-    curve = load_or_train(Settings.load(ROOT).cache_dir).record["curve"]
+    curve = load_standin(ROOT).record["curve"]
     heading = soup.find(id="how-the-stand-in-learned-this")
     assert heading is not None
     img = heading.find_next("img")

@@ -1,50 +1,142 @@
-"""The stand-in: deterministic training, a cache that is reused without importing torch, learned
-(not random) heads measured on fresh data, and weights that transformers' GPT-2 runs as the
-engine does.
-
-The full training runs at most once per test session: the cache directory is the one the site
-build uses (ITM_CACHE_DIR or .cache/), so whichever of this module and the built_site fixture
-comes first trains, and the other reuses the file.
+"""The stand-in: a committed artifact verified against its pin and loaded without torch; its
+behaviour (an induction head that forms, copying that collapses without either head) checked on
+the committed weights and, in a slow test, on weights retrained from scratch; weights that
+transformers' GPT-2 runs as the engine does.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from generator.engine import forward
+from generator.errors import InputError
 from generator.forward.analysis import score_heads
+from generator.forward.artifact import load_pin, write_pinned
+from generator.forward.checkpoints import PINS_FILE
 from generator.forward.standin import (
+    ARTIFACT,
     TRAINING,
-    cache_path,
-    load_or_train,
+    StandIn,
+    artifact_bytes,
+    load_standin,
     probe_scores,
     probe_sequences,
     standin_config,
     train,
+    vocabulary,
     weights_digest,
 )
-from generator.settings import Settings
+from generator.forward.tokens import WordTokenizer
 from tests.site_helpers import ROOT, build_env
-
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
 
 SHORT = dataclasses.replace(TRAINING, steps=12, batch=8)  # enough steps to test determinism
 
 
 @pytest.fixture(scope="module")
-def standin():
-    """The site's stand-in, trained here if the build has not cached it yet."""
-    cache_dir = Settings.load(ROOT).cache_dir
-    return load_or_train(cache_dir)
+def committed() -> StandIn:
+    return load_standin(ROOT)
 
 
+@pytest.fixture(scope="session")
+def retrained() -> StandIn:
+    """The stand-in trained from scratch here with torch (about a minute), never written."""
+    pytest.importorskip("torch")
+    weights, record = train(TRAINING)
+    cfg = standin_config()
+    return StandIn(cfg, weights, WordTokenizer(vocabulary()), TRAINING, record, Path(), "")
+
+
+@pytest.fixture(params=["committed", pytest.param("retrained", marks=pytest.mark.slow)])
+def standin(request) -> StandIn:
+    """Each behaviour test runs on the committed file and (slow) on a fresh training run: the
+    behaviour, not the bytes, is what must survive a retrain on another machine."""
+    return request.getfixturevalue(request.param)
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """A project root holding just the pins file and the stand-in."""
+    (tmp_path / "sources").mkdir()
+    pin = load_pin(ROOT, ARTIFACT)
+    shutil.copy(ROOT / PINS_FILE, tmp_path / PINS_FILE)
+    shutil.copy(ROOT / pin.file, tmp_path / pin.file)
+    return tmp_path
+
+
+# -- the artifact ---------------------------------------------------------------------------------
+def test_committed_file_loads_without_importing_torch(committed):
+    code = (
+        "import sys, pathlib\n"
+        "from generator.forward.standin import load_standin, weights_digest\n"
+        f"s = load_standin(pathlib.Path({str(ROOT)!r}))\n"
+        "print(weights_digest(s.weights))\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=build_env(), capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == weights_digest(committed.weights)
+
+
+def test_committed_file_is_the_canonical_encoding_of_its_contents(committed):
+    """Writing the loaded weights and record again gives the committed bytes: the writer is
+    deterministic and the file holds nothing else."""
+    assert artifact_bytes(committed.weights, committed.record) == committed.path.read_bytes()
+    assert committed.record["training"] == dataclasses.asdict(TRAINING)
+
+
+def test_a_changed_byte_is_refused_naming_the_file_and_the_fix(tmp_path):
+    root = project_copy(tmp_path)
+    path = root / load_pin(root, ARTIFACT).file
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError) as caught:
+        load_standin(root)
+    message = str(caught.value)
+    assert str(path) in message and "does not match the pinned sha256" in message
+    assert "itm train-standin" in message and "git checkout" in message
+
+
+def test_a_missing_file_is_named(tmp_path):
+    root = project_copy(tmp_path)
+    (root / load_pin(root, ARTIFACT).file).unlink()
+    with pytest.raises(InputError, match="pinned file not found"):
+        load_standin(root)
+
+
+def test_a_file_trained_with_other_settings_asks_for_a_retrain():
+    with pytest.raises(InputError, match="itm train-standin") as caught:
+        load_standin(ROOT, dataclasses.replace(TRAINING, steps=TRAINING.steps + 1))
+    assert caught.value.entry == "training"
+
+
+def test_write_pinned_rewrites_only_the_artifacts_size_and_hash(tmp_path, committed):
+    root = project_copy(tmp_path)
+    before = (root / PINS_FILE).read_text()
+    data = artifact_bytes(committed.weights, {**committed.record, "final_loss": 0.0})
+    pin = write_pinned(root, ARTIFACT, data)
+    after = (root / PINS_FILE).read_text()
+    assert pin.size == len(data) and (root / pin.file).read_bytes() == data
+    changed = [
+        (a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b
+    ]
+    fields = [a.split(" =")[0] for a, _ in changed]
+    assert "sha256" in fields and set(fields) <= {"size", "sha256"}, changed
+    assert load_standin(root).record["final_loss"] == 0.0
+
+
+# -- training ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_training_is_deterministic_and_depends_on_the_seed():
+    pytest.importorskip("torch")
     first, _ = train(SHORT)
     second, _ = train(SHORT)
     assert weights_digest(first) == weights_digest(second)
@@ -52,26 +144,7 @@ def test_training_is_deterministic_and_depends_on_the_seed():
     assert weights_digest(other) != weights_digest(first)
 
 
-def test_cached_result_is_reused_without_importing_torch(standin):
-    """A fresh process loads the cached file: no training, so torch is never imported."""
-    assert standin.path == cache_path(Settings.load(ROOT).cache_dir) and standin.path.exists()
-    code = (
-        "import sys, pathlib\n"
-        "from generator.forward.standin import load_or_train\n"
-        "from generator.settings import Settings\n"
-        f"s = load_or_train(Settings.load(pathlib.Path({str(ROOT)!r})).cache_dir)\n"
-        "from generator.forward.standin import weights_digest\n"
-        "print(weights_digest(s.weights))\n"
-        "assert 'torch' not in sys.modules, 'torch was imported'\n"
-    )
-    env = build_env(ITM_CACHE_DIR=str(Settings.load(ROOT).cache_dir))
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == weights_digest(standin.weights)
-
-
+# -- behaviour ---------------------------------------------------------------------------------------
 def repeated_sequences(n: int, length: int, vocab: int, seed: int) -> list[tuple[np.ndarray, int]]:
     """Fresh test data: <|endoftext|>, random words, then a span of them again. Returns each
     sequence with the start of its second copy."""
@@ -166,6 +239,7 @@ def test_page_scores_agree_with_a_direct_measurement(standin):
         assert s.first_token == pytest.approx(pattern[1:, 0].mean(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_weights_run_in_transformers_gpt2_as_in_the_engine(standin):
     """Exported under transformers' names and Conv1D layout: GPT2LMHeadModel, float64."""
     torch = pytest.importorskip("torch")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from generator.engine.attention import STEPS, attention, step_lines
 from generator.engine.layers import embed, gelu, layer_norm, linear, mlp, softmax, unembed
 from generator.engine.model import BlockTrace, Trace, block, forward
-from generator.engine.safetensors_file import load_safetensors
+from generator.engine.safetensors_file import load_safetensors, parse_safetensors, write_safetensors
 from generator.engine.weights import random_weights, toy_token_ids, toy_weights, weight_shapes
 
 __all__ = [
@@ -23,6 +23,8 @@ __all__ = [
     "layer_norm",
     "linear",
     "load_safetensors",
+    "parse_safetensors",
+    "write_safetensors",
     "mlp",
     "random_weights",
     "softmax",

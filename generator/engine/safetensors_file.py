@@ -10,10 +10,13 @@ Nothing is downloaded: the caller supplies the file.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import struct
+from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -50,7 +53,21 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
     size = path.stat().st_size
     # Map the file instead of reading it: only the tensors' copies take memory.
     raw = np.memmap(path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
+    return parse_safetensors(raw, cfg, where)[0]
+
+
+def parse_safetensors(
+    raw: bytes | np.ndarray, cfg: ModelConfig, where: str
+) -> tuple[Weights, dict[str, str]]:
+    """(weights, the header's __metadata__) from a safetensors file's bytes, checked as
+    load_safetensors checks a file; `where` names the file in errors."""
+    raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw
     header, data = _split(raw, where)
+    metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise InputError(
+            "__metadata__ is not a map of strings", file=where, fix="re-save the checkpoint"
+        )
     tensors = _tensor_entries(header, where)
 
     expected = weight_shapes(cfg)
@@ -107,7 +124,44 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
             entry="lm_head.weight",
             fix="use a checkpoint with tied embeddings (GPT-2's own are)",
         )
-    return {name: found[name] for name in expected}
+    return {name: found[name] for name in expected}, metadata
+
+
+def write_safetensors(
+    handle: BinaryIO, tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None
+) -> None:
+    """Write tensors (float32 or float64) as safetensors, the same bytes for the same input:
+    tensors in name order, the header's keys sorted, padded with spaces to 8 bytes."""
+    names = sorted(tensors)
+    header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
+    offset = 0
+    for name in names:
+        array = tensors[name]
+        dtype = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64"}[array.dtype]
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + array.nbytes],
+        }
+        offset += array.nbytes
+    blob = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    blob += b" " * (-len(blob) % 8)
+    handle.write(struct.pack("<Q", len(blob)) + blob)
+    for name in names:  # little-endian, as the format says
+        handle.write(
+            np.ascontiguousarray(
+                tensors[name], dtype=tensors[name].dtype.newbyteorder("<")
+            ).tobytes()
+        )
+
+
+def safetensors_bytes(
+    tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None
+) -> bytes:
+    """write_safetensors into memory (for small files)."""
+    buffer = io.BytesIO()
+    write_safetensors(buffer, tensors, metadata)
+    return buffer.getvalue()
 
 
 def _split(raw: np.ndarray, where: str) -> tuple[dict, np.ndarray]:

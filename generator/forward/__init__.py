@@ -1,6 +1,6 @@
 """The forward-pass page: GPT-2's real heads from a pinned checkpoint, or a learned stand-in.
 
-Public API (cheap to import: numpy only; torch is imported only when the stand-in must be trained):
+Public API (cheap to import: numpy only; torch only ever trains the stand-in, never in a build):
     current(settings) -> ForwardPass           the build's forward pass, computed once per process
     head_scores(settings) -> list[HeadScore]   per head: previous-token, induction, first-token
     head_anchor(layer, head) -> str        "head-5-1": the head's anchor on the page PAGE
@@ -18,14 +18,14 @@ PAGE = "forward-pass.md"
 _RUNS: dict[tuple, ForwardPass] = {}
 
 
-def current(settings: Settings, *, log=None) -> ForwardPass:
+def current(settings: Settings) -> ForwardPass:
     """The forward pass for these settings; computed on first use, then reused."""
     from generator.forward.pipeline import run
 
     s = settings
     key = (s.root, s.cache_dir, s.hub_cache, s.forward_prompt, s.gpt2_weights, s.may_download)
     if key not in _RUNS:
-        _RUNS[key] = run(settings, log=log)
+        _RUNS[key] = run(settings)
     return _RUNS[key]
 
 

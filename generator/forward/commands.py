@@ -1,10 +1,12 @@
 """`itm forward`: run the forward-pass page's computation and print what the page would show.
+`itm train-standin`: retrain the stand-in (torch) and rewrite its committed file and pin.
 
     itm forward [--weights PATH] [--prompt TEXT] [--download]
+    itm train-standin
 
 --weights names GPT-2's model.safetensors (or a folder with it, vocab.json and merges.txt); it
 wins over ITM_GPT2_WEIGHTS. --download allows fetching the pinned revision (ITM_DOWNLOAD_WEIGHTS=1).
-Without GPT-2's files the stand-in is used (trained first if it is not cached).
+Without GPT-2's files the committed stand-in is used.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import numpy as np
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("forward", help="run the forward-pass page's model on a prompt")
@@ -22,6 +26,34 @@ def register(subparsers) -> None:
     parser.add_argument("--download", action="store_true", help="fetch the pinned revision")
     parser.add_argument("--root", default=".", help="the project folder (default: .)")
     parser.set_defaults(func=run_command)
+    train = subparsers.add_parser(
+        "train-standin",
+        help="train the stand-in with torch; rewrite sources/standin.safetensors and its pin",
+    )
+    train.add_argument("--root", default=".", help="the project folder (default: .)")
+    train.set_defaults(func=train_command)
+
+
+def train_command(args: argparse.Namespace) -> int:
+    from generator.engine import forward
+    from generator.forward.standin import probe_scores, probe_sequences, train_and_pin
+
+    root = Path(args.root).resolve()
+    s = train_and_pin(root, log=lambda m: print(m, file=sys.stderr))
+    ids = probe_sequences(s.training, s.cfg.vocab_size)
+    traces = [forward(s.weights, s.cfg, row) for row in ids]
+    patterns = [
+        np.stack([t.blocks[layer].attention["weights"] for t in traces])
+        for layer in range(s.cfg.n_layer)
+    ]
+    scores = probe_scores(patterns, ids)
+    print(f"wrote {s.path.relative_to(root)} ({s.path.stat().st_size:,} bytes) and its pin")
+    print(
+        f"final loss {s.record['final_loss']:.3f}; best heads on the probe sequences: "
+        f"previous-token {scores['previous_token']:.2f}, induction {scores['induction']:.2f}"
+    )
+    print("check the page (make site) and the behaviour tests, then commit both files")
+    return 0
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -34,7 +66,7 @@ def run_command(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, forward_prompt=args.prompt)
     if args.download:
         settings = dataclasses.replace(settings, download_weights=True)
-    fp = run(settings, weights=args.weights, log=lambda m: print(m, file=sys.stderr))
+    fp = run(settings, weights=args.weights)
     print(f"model: {fp.cfg.label} ({fp.source.where})")
     print(f"tokens ({len(fp.tokens)}): {'|'.join(fp.tokens)}")
     for kind in KINDS:

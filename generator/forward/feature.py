@@ -16,7 +16,6 @@ from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpo
 from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
-from generator.log import progress
 from generator.site import Site
 
 PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
@@ -26,7 +25,7 @@ def forward_pass(site: Site) -> ForwardPass:
     """The build's forward pass (computed once per site root and environment)."""
     from generator.forward import current
 
-    return current(site.settings, log=progress)
+    return current(site.settings)
 
 
 def _pin(site: Site) -> CheckpointPin:
@@ -45,7 +44,7 @@ def files(site: Site) -> dict[str, bytes]:
     out["forward/heads.json"] = heads_json(fp)
     if isinstance(fp.source, StandinSource):
         curve = fp.source.standin.record["curve"]
-        title = "The stand-in's training, as the build ran it"
+        title = "The stand-in's training"
         out.update(training_files(curve, title, site.cache_dir))
     return out
 

@@ -86,8 +86,8 @@ class ForwardPass:
         return set(induction_targets(self.token_ids))
 
 
-def choose_source(settings: Settings, *, weights: str | None = None, log=None) -> Source:
-    """GPT-2 when its pinned files are found and verified, otherwise the trained stand-in.
+def choose_source(settings: Settings, *, weights: str | None = None) -> Source:
+    """GPT-2 when its pinned files are found and verified, otherwise the committed stand-in.
 
     `weights` (the --weights flag) wins over the gpt2_weights setting (the pin's variable).
     """
@@ -103,15 +103,15 @@ def choose_source(settings: Settings, *, weights: str | None = None, log=None) -
     )
     if checkpoint is not None:
         return Gpt2Source(checkpoint)
-    from generator.forward.standin import load_or_train
+    from generator.forward.standin import load_standin
 
-    return StandinSource(load_or_train(settings.cache_dir, log=log))
+    return StandinSource(load_standin(settings.root))
 
 
-def run(settings: Settings, *, weights: str | None = None, log=None) -> ForwardPass:
+def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
     """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
     prompt = settings.forward_prompt or DEFAULT_PROMPT
-    source = choose_source(settings, weights=weights, log=log)
+    source = choose_source(settings, weights=weights)
     tokenizer: BPETokenizer | WordTokenizer
     if isinstance(source, Gpt2Source):
         paths = source.checkpoint.paths

@@ -64,10 +64,12 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
         '<div class="admonition warning itm-source" data-source="stand-in">\n'
         '<p class="admonition-title">Showing a stand-in, not GPT-2</p>\n'
         f"<p>GPT-2's weights are not on the machine that built this page, so it shows a small "
-        f"model of GPT-2's architecture that the build trained itself: {cfg.n_layer} blocks of "
+        f"model of GPT-2's architecture trained for this site: {cfg.n_layer} blocks of "
         f"{cfg.n_head} head{'s' if cfg.n_head != 1 else ''}, width {cfg.d_model}, a vocabulary of {fmt_int(cfg.vocab_size)} "
         f"words, {fmt_int(record['steps'])} training steps on synthetic text (final loss "
-        f"{record['final_loss']:.3f} on the tokens the text decides). Its heads are learned, not "
+        f"{record['final_loss']:.3f} on the tokens the text decides; the weights are committed "
+        f"with this site's sources as <code>{html.escape(standin.path.name)}</code>, sha256 "
+        f"<code>{standin.sha256}</code>, and verified before use). Its heads are learned, not "
         "random: the training text pays for looking at the previous word and for copying a "
         "repeated phrase, and the scores below say which of these the heads picked up. "
         f"{_one_head_note(cfg.n_head)}It is not "
@@ -377,8 +379,8 @@ def training_block(fp: ForwardPass, url: Url) -> str:
     )
     return (
         "## How the stand-in learned this\n\n"
-        f"Every {fmt_int(standin.training.probe_every)} steps the build measured the "
-        "heads on a fixed set of probe sequences (random words with a phrase repeated): "
+        f"Every {fmt_int(standin.training.probe_every)} steps the training measured "
+        "the heads on a fixed set of probe sequences (random words with a phrase repeated): "
         f"{reached('previous-token')}; {reached('induction')}. The figure shows the loss and "
         "both scores at every probe.\n\n"
         f'<figure class="itm-figure"><img src="{url(TRAINING_FILE)}" alt="{html.escape(alt)}" '

@@ -16,20 +16,20 @@ words after the match instead of on the word right after it); with one head per 
 textbook circuit is the only route: block 0's head looks at the previous word, block 1's head
 finds where the current word occurred before and reads the word that followed it.
 
-Training runs in torch (imported only here, only when no cached result exists), seeded and
-deterministic on one machine for a fixed thread count, in well under a minute on two cores. The
-weights are saved under transformers' GPT-2 names in Conv1D's [in, out] layout, so the numpy
-engine (and transformers' GPT2LMHeadModel) run them as they run GPT-2. The result is cached in
-.cache/standin/<key>.npz, where key hashes everything that decides the weights.
+Training runs in torch (imported only by `train`), seeded and deterministic on one machine for
+a fixed thread count, in about a minute on two cores. Its result depends on the CPU's kernels, so
+it is made once by `itm train-standin` and committed: sources/standin.safetensors, float32
+weights under transformers' GPT-2 names in Conv1D's [in, out] layout (the numpy engine and
+transformers' GPT2LMHeadModel run them as they run GPT-2) with the training record (settings,
+vocabulary, loss and probe curve) in its metadata, pinned by sha256 in sources/checkpoints.toml.
+A build only reads and verifies that file: it never trains and never imports torch.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,9 +38,12 @@ import numpy as np
 
 from generator.config import ModelConfig
 from generator.engine.layers import Weights
+from generator.engine.safetensors_file import parse_safetensors, safetensors_bytes
 from generator.engine.weights import weight_shapes
+from generator.errors import InputError
 from generator.forward.analysis import induction_score, induction_targets, previous_token_score
-from generator.forward.checkpoints import write_atomic
+from generator.forward.artifact import read_pinned, write_pinned
+from generator.forward.checkpoints import PINS_FILE
 from generator.forward.tokens import ENDOFTEXT, WordTokenizer
 
 # Token 0 starts every sequence. The words cover the default prompt and plenty more; the model
@@ -58,7 +61,8 @@ WORDS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Training:
-    """Everything that decides the stand-in's weights (the cache key hashes all of it)."""
+    """Everything that decides the stand-in's weights (the artifact records it; a build refuses a
+    file trained with other settings)."""
 
     seed: int = 0
     steps: int = 1400  # the induction head forms around step 1,000-1,250 (seeds 0-2)
@@ -77,6 +81,7 @@ class Training:
 
 
 TRAINING = Training()
+ARTIFACT = "standin"  # its [artifacts.standin] pin in sources/checkpoints.toml
 
 
 def vocabulary() -> tuple[str, ...]:
@@ -104,8 +109,9 @@ class StandIn:
     weights: Weights
     tokenizer: WordTokenizer
     training: Training
-    record: dict  # steps, final_loss, key; from the run that made the cached file
-    path: Path  # the cached .npz
+    record: dict  # steps, curve, final_loss, training, words, torch: from the run that made it
+    path: Path  # the committed file
+    sha256: str  # its bytes' hash, as pinned
 
 
 # -- data --------------------------------------------------------------------------------------------
@@ -176,58 +182,44 @@ def probe_scores(patterns: list[np.ndarray], ids: np.ndarray) -> dict[str, float
     return best
 
 
-# -- the cache -----------------------------------------------------------------------------------------
-def cache_key(training: Training = TRAINING) -> str:
-    """sha256 over the settings, the vocabulary, this module's source and the torch version."""
-    source = Path(__file__).read_bytes()
-    try:
-        from importlib.metadata import version
+# -- the committed artifact -------------------------------------------------------------------------
+def load_standin(root: Path, training: Training = TRAINING) -> StandIn:
+    """The committed stand-in, verified against its pin; no torch.
 
-        torch_version = version("torch")
-    except Exception:  # torch absent: the key still names the settings
-        torch_version = "none"
-    blob = json.dumps(
-        {
-            "training": asdict(training),
-            "words": vocabulary(),
-            "source": hashlib.sha256(source).hexdigest(),
-            "torch": torch_version,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def cache_path(cache_dir: Path, training: Training = TRAINING) -> Path:
-    return cache_dir / "standin" / f"{cache_key(training)}.npz"
-
-
-def load_or_train(cache_dir: Path, training: Training = TRAINING, *, log=None) -> StandIn:
-    """The cached stand-in for these settings; trained (and cached) first if there is none."""
-    path = cache_path(cache_dir, training)
-    if not path.exists():
-        weights, record = train(training, log=log)
-        record["key"] = cache_key(training)
-        save(path, weights, record)
-    weights, record = load(path)
+    The file must have been trained with these settings and this vocabulary: when the code's
+    settings change, the error says to retrain rather than showing stale weights.
+    """
+    data, pin = read_pinned(root, ARTIFACT)
     cfg = standin_config(training)
-    return StandIn(cfg, weights, WordTokenizer(vocabulary()), training, record, path)
+    where = str(root / pin.file)
+    weights, metadata = parse_safetensors(data, cfg, where)
+    record = json.loads(metadata.get("record", "{}"))
+    expected = {"training": asdict(training), "words": list(vocabulary())}
+    for field, value in expected.items():
+        if record.get(field) != value:
+            raise InputError(
+                f"the file was trained with other {field} than generator/forward/standin.py sets",
+                file=where,
+                entry=field,
+                fix=f"run `{pin.made_by}` to retrain it (about a minute), then commit the file "
+                f"and {PINS_FILE}",
+            )
+    tokenizer = WordTokenizer(vocabulary())
+    return StandIn(cfg, weights, tokenizer, training, record, root / pin.file, pin.sha256)
 
 
-def save(path: Path, weights: Weights, record: dict) -> None:
-    """An .npz of float32 tensors by name plus the record as JSON; written atomically."""
-    buffer = io.BytesIO()
+def artifact_bytes(weights: Weights, record: dict) -> bytes:
+    """The stand-in as safetensors: float32 tensors by name, the record as JSON in the metadata.
+    The same weights and record give the same bytes."""
     arrays = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
-    arrays["__record__"] = np.frombuffer(json.dumps(record, sort_keys=True).encode(), np.uint8)
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
-    write_atomic(path, buffer.getvalue())
+    return safetensors_bytes(arrays, {"record": json.dumps(record, sort_keys=True)})
 
 
-def load(path: Path) -> tuple[Weights, dict]:
-    with np.load(path) as data:
-        record = json.loads(bytes(data["__record__"]).decode())
-        weights = {name: data[name] for name in data.files if name != "__record__"}
-    return weights, record
+def train_and_pin(root: Path, training: Training = TRAINING, *, log=None) -> StandIn:
+    """Train the stand-in (torch), write the artifact and rewrite its pin: `itm train-standin`."""
+    weights, record = train(training, log=log)
+    write_pinned(root, ARTIFACT, artifact_bytes(weights, record))
+    return load_standin(root, training)
 
 
 def weights_digest(weights: Weights) -> str:
@@ -292,8 +284,15 @@ def torch_forward(p: dict, cfg: ModelConfig, ids, patterns: list | None = None):
 
 def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
     """Train the stand-in from scratch; returns (weights by engine name, record)."""
-    import torch
-    import torch.nn.functional as F
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        raise InputError(
+            "training the stand-in needs torch, which a build does not install",
+            entry="itm train-standin",
+            fix="pip install -e '.[train]' (or make test's environment), then run it again",
+        ) from None
 
     cfg = standin_config(training)
     previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
@@ -359,7 +358,10 @@ def train(training: Training = TRAINING, *, log=None) -> tuple[Weights, dict]:
         "steps": training.steps,
         "curve": curve,
         "final_loss": round(float(np.mean(tail)), 4),  # mean of the last 100 steps
-        "seconds": round(time.perf_counter() - started, 1),  # not shown on the page
-        "pid": os.getpid(),
+        "training": asdict(training),
+        "words": list(vocabulary()),
+        "torch": torch.__version__,  # results depend on torch's kernels; the file is the truth
     }
+    if log:
+        log(f"stand-in: trained in {time.perf_counter() - started:.1f} s")
     return weights, record

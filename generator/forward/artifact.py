@@ -1,0 +1,107 @@
+"""Files this project makes once and commits, pinned by sha256 beside GPT-2's checkpoint.
+
+A table [artifacts.KEY] in sources/checkpoints.toml names the file (relative to the project
+root), its size, its sha256 and the command that remakes it. A build reads the file only through
+read_pinned, which refuses bytes that do not hash to the pin; the command that remakes the file
+rewrites the pin with write_pinned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.errors import InputError
+from generator.forward.checkpoints import PINS_FILE, write_atomic
+
+HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class ArtifactPin:
+    key: str  # "standin": the table name
+    file: str  # path relative to the project root
+    size: int  # bytes
+    sha256: str
+    made_by: str  # the command that remakes the file and its pin
+
+    @property
+    def entry(self) -> str:
+        return f"artifacts.{self.key} in {PINS_FILE}"
+
+
+def load_pin(root: Path, key: str) -> ArtifactPin:
+    """The [artifacts.KEY] table of the pins file, checked field by field."""
+    where = str(root / PINS_FILE)
+    try:
+        data = tomllib.loads((root / PINS_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("pins file not found", file=where, fix="restore it from git") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"not valid TOML ({error})", file=where, fix="fix the syntax") from None
+    table = data.get("artifacts", {}).get(key)
+    if not isinstance(table, dict):
+        raise InputError(
+            f"no [artifacts.{key}] table", file=where, fix="restore the table from git"
+        )
+    file, size, sha, made_by = (table.get(f) for f in ("file", "size", "sha256", "made_by"))
+    if not (
+        isinstance(file, str)
+        and isinstance(made_by, str)
+        and isinstance(size, int)
+        and isinstance(sha, str)
+        and HEX.fullmatch(sha)
+    ):
+        raise InputError(
+            "an artifact needs file, size (bytes), sha256 (64 lowercase hex digits) and made_by",
+            file=where,
+            entry=f"artifacts.{key}",
+            fix="restore the table from git, or remake the file with its command",
+        )
+    pin = ArtifactPin(key=key, file=file, size=size, sha256=sha, made_by=made_by)
+    return pin
+
+
+def read_pinned(root: Path, key: str) -> tuple[bytes, ArtifactPin]:
+    """The artifact's bytes, verified against its pin (InputError naming the file and the fix)."""
+    pin = load_pin(root, key)
+    path = root / pin.file
+    remake = f"run `{pin.made_by}` (it rewrites the file and its pin), then commit both"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(
+            "pinned file not found",
+            file=str(path),
+            entry=pin.entry,
+            fix=f"restore it with `git checkout -- {pin.file}`, or {remake}",
+        ) from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != pin.sha256:
+        raise InputError(
+            f"sha256 {actual} ({len(data):,} bytes) does not match the pinned sha256 "
+            f"{pin.sha256} ({pin.size:,} bytes)",
+            file=str(path),
+            entry=pin.entry,
+            fix=f"restore it with `git checkout -- {pin.file}`, or {remake}",
+        )
+    return data, pin
+
+
+def write_pinned(root: Path, key: str, data: bytes) -> ArtifactPin:
+    """Write the artifact's new bytes and rewrite its size and sha256 in the pins file (only those
+    two lines of its table; comments and the other tables stay as they are)."""
+    pin = load_pin(root, key)
+    sha = hashlib.sha256(data).hexdigest()
+    text = (root / PINS_FILE).read_text(encoding="utf-8")
+    start = text.index(f"[artifacts.{key}]")
+    end = text.find("\n[", start)
+    end = len(text) if end < 0 else end
+    table = re.sub(r"(?m)^size = \d+$", f"size = {len(data)}", text[start:end])
+    table = re.sub(r'(?m)^sha256 = "[0-9a-f]{64}"$', f'sha256 = "{sha}"', table)
+    write_atomic(root / pin.file, data)
+    write_atomic(root / PINS_FILE, (text[:start] + table + text[end:]).encode("utf-8"))
+    return load_pin(root, key)
