@@ -19,6 +19,7 @@ TEXTS = [
     "naïve café über 東京 🙂 ok",
     "a_b__c   tail spaces   ",
     "<|endoftext|> is text here",
+    "x² + y³ = ½ and ²²",  # \p{N} holds superscripts and fractions; re's \d does not
 ]
 
 
@@ -67,3 +68,13 @@ def test_a_vocabulary_without_endoftext_is_an_input_error(tmp_path) -> None:
     with pytest.raises(InputError) as caught:
         BPETokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
     assert "<|endoftext|>" in str(caught.value) and caught.value.file.endswith("vocab.json")
+
+
+def test_regex_is_a_declared_dependency_of_the_site():
+    """The split needs `regex`; `make site` installs only the declared dependencies."""
+    import tomllib
+
+    from tests.site_helpers import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(d.split(">")[0].split("=")[0].strip() == "regex" for d in project["dependencies"])
