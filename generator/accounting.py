@@ -246,3 +246,133 @@ def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
         "flops_minus_kaplan": flops - kaplan_c,  # = 2·n_layer·n_ctx·d_attn + 2·d_model·n_vocab
         "flops_per_sequence": flops * T,
     }
+
+
+# --- generation: the KV cache -----------------------------------------------------------------
+
+KV_DTYPES: dict[str, int] = {"float32": 4, "float16": 2}  # bytes per cached value
+
+DECODE_NOTE: str = (
+    "Generating with a cache, the step that reads token number t (the cache holds the t − 1 "
+    "before it) projects that one token and compares its query with t keys: its FLOPs are the "
+    "forward FLOPs per token at T = t. Without a cache the whole prefix of t tokens is run again "
+    "(every block over t positions, each at T = t), and only the last position's logits are "
+    "needed. Same convention as above: matmuls only, full grids."
+)
+
+
+def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
+    """What the KV cache holds: per token (values, then bytes), then for n_ctx tokens.
+
+    Each block keeps one key and one value vector of d_model per position (all heads side by
+    side), so a token costs 2 · n_layer · d_model values. The rows are separate quantities, not
+    parts of a sum.
+    """
+    T = _context(cfg, n_ctx)
+    per_token = (2, cfg.n_layer, cfg.d_model)
+    rows = [Row("values", "Values per token: a key and a value per block", (per_token,))]
+    rows += [
+        Row(f"bytes.{dtype}", f"Bytes per token in {dtype}", ((*per_token, size),))
+        for dtype, size in KV_DTYPES.items()
+    ]
+    rows.append(Row("context.values", f"Values for {fmt_int(T)} tokens", ((*per_token, T),)))
+    rows += [
+        Row(
+            f"context.{dtype}",
+            f"Bytes for {fmt_int(T)} tokens in {dtype}",
+            ((*per_token, T, size),),
+        )
+        for dtype, size in KV_DTYPES.items()
+    ]
+    return rows
+
+
+def kv_values_per_token(cfg: ModelConfig) -> int:
+    """2 · n_layer · d_model: one key and one value of width d_model per block."""
+    return next(r.value for r in kv_cache_rows(cfg) if r.key == "values")
+
+
+def decode_flop_rows(cfg: ModelConfig, t: int, *, cached: bool) -> list[Row]:
+    """FLOPs of the decoding step that reads token number t (DECODE_NOTE), with or without cache."""
+    t = _context(cfg, t)
+    block = flops_per_token(cfg, "block", t)
+    logits = Row("lm_head", "Logits of the last position only", ((2, cfg.d_model, cfg.vocab_size),))
+    if cached:
+        return [
+            Row("h", "Blocks: one new position against t keys", ((block, cfg.n_layer),)),
+            logits,
+        ]
+    return [Row("h", "Blocks: all t positions again", ((block, cfg.n_layer, t),)), logits]
+
+
+def decode_flops(cfg: ModelConfig, t: int, *, cached: bool) -> int:
+    return sum(row.value for row in decode_flop_rows(cfg, t, cached=cached))
+
+
+def cache_crossover(cfg: ModelConfig) -> int:
+    """The first t at which reading the cache (scores and weighted sum against t keys, all blocks)
+    costs more FLOPs than everything else the step does (projections, MLP, logits).
+
+    The cached step costs a + b·t; this is the smallest t with b·t > a, which may lie past n_ctx.
+    """
+    per_position = cache_crossover_slope(cfg)  # b
+    fixed = decode_flops(cfg, 1, cached=True) - per_position  # a
+    return fixed // per_position + 1
+
+
+def cache_crossover_slope(cfg: ModelConfig) -> int:
+    """FLOPs each cached position adds to a decoding step: scores and weighted sum, all blocks."""
+    grid = sum(r.value for r in flop_rows(cfg, "attention", 1) if r.key in ATTENTION_GRID)
+    return grid * cfg.n_layer  # the grid rows are linear in t
+
+
+def cache_outweighs_weights(cfg: ModelConfig, dtype: str = "float32") -> int:
+    """How many full-context sequences' caches outweigh the weights (same dtype): the smallest
+    batch whose KV caches at n_ctx hold more values than the model has parameters."""
+    per_sequence = kv_values_per_token(cfg) * cfg.n_ctx
+    return params_total(cfg, "model") // per_sequence + 1
+
+
+# --- training ---------------------------------------------------------------------------------
+
+TRAIN_NOTE: str = (
+    "A training step runs the forward pass and then the backward pass. Backward costs two "
+    "matmuls for each forward one: the gradient with respect to the input and the gradient with "
+    "respect to the weight (or, for QKᵀ and A·V, with respect to both operands). So a training "
+    "token costs exactly three times its forward FLOPs under the convention above. Kaplan et "
+    "al.'s rule of thumb is 6N per token, with N the non-embedding weights; it leaves out the "
+    "attention grid and the unembedding."
+)
+ADAM_BYTES: int = 4  # float32 weights, gradients and both Adam moments
+
+
+def train_flop_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
+    """FLOPs per token of one training step at context T: forward, then backward (2 × forward)."""
+    forward = flops_per_token(cfg, "model", _context(cfg, n_ctx))
+    return [
+        Row("forward", "Forward pass", ((forward,),)),
+        Row("backward", "Backward pass: gradients of inputs and of weights", ((2, forward),)),
+    ]
+
+
+def train_flops_per_token(cfg: ModelConfig, n_ctx: int | None = None) -> int:
+    return sum(row.value for row in train_flop_rows(cfg, n_ctx))
+
+
+def six_n(cfg: ModelConfig) -> int:
+    """Kaplan et al.'s training FLOPs per token, 6N (N: non-embedding block weights)."""
+    return 6 * kaplan_n(cfg)
+
+
+def train_memory_rows(cfg: ModelConfig) -> list[Row]:
+    """Bytes a float32 Adam training step keeps per parameter: weights, gradients, two moments.
+
+    Activations come on top and depend on batch and context; they are not counted here.
+    """
+    n = params_total(cfg, "model")  # tied: wte is one tensor, with one gradient and one state
+    return [
+        Row("weights", "Weights (float32)", ((n, ADAM_BYTES),)),
+        Row("gradients", "Gradients (float32)", ((n, ADAM_BYTES),)),
+        Row("adam.m", "Adam first moment m", ((n, ADAM_BYTES),)),
+        Row("adam.v", "Adam second moment v", ((n, ADAM_BYTES),)),
+    ]

@@ -53,12 +53,15 @@ def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -
         ]
         tables = [overview(cfg, n_ctx)] + [detail(cfg, c, n_ctx) for c in shown]
         tables.append(summary(cfg, n_ctx))
+        tables += [generation(cfg, n_ctx), training(cfg, n_ctx)]
     render = render_tex if fmt == "tex" else render_text
     comment = "% " if fmt == "tex" else ""
     parts = [comment + describe(cfg, n_ctx)]
     parts += [render(table) for table in tables]
     wrap = textwrap.TextWrapper(100, comment, comment, break_on_hyphens=False)
     parts.append(wrap.fill(acc.FLOP_CONVENTION))
+    if not component:
+        parts += [wrap.fill(acc.DECODE_NOTE), wrap.fill(acc.TRAIN_NOTE)]
     return "\n\n".join(parts)
 
 
@@ -128,6 +131,53 @@ def summary(cfg: ModelConfig, n_ctx: int) -> Table:
     s = acc.model_summary(cfg, n_ctx)
     rows: list[list[Cell]] = [[label, s[key]] for key, label in SUMMARY_LABELS.items()]
     return (f"{cfg.label}: summary at T = {fmt_int(n_ctx)}", ["Quantity", "Value"], rows)
+
+
+def generation(cfg: ModelConfig, n_ctx: int) -> Table:
+    """The KV cache's size, and the step that reads token number T with and without it."""
+    rows: list[list[Cell]] = [
+        ["KV cache", r.label, r, r.value] for r in acc.kv_cache_rows(cfg, n_ctx)
+    ]
+    for cached, kind in ((True, "with cache"), (False, "recompute")):
+        for r in acc.decode_flop_rows(cfg, n_ctx, cached=cached):
+            rows.append([f"FLOPs, {kind}", r.label, r, r.value])
+        rows.append(
+            [f"FLOPs, {kind}", "Step total", "", acc.decode_flops(cfg, n_ctx, cached=cached)]
+        )
+    rows.append(
+        [
+            "crossover",
+            "First t where reading the cache costs more than the rest",
+            "",
+            acc.cache_crossover(cfg),
+        ]
+    )
+    rows.append(
+        [
+            "crossover",
+            "Full-context sequences whose caches outweigh the weights",
+            "",
+            acc.cache_outweighs_weights(cfg),
+        ]
+    )
+    caption = f"{cfg.label}: generation, the step that reads token number t = {fmt_int(n_ctx)}"
+    return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
+
+
+def training(cfg: ModelConfig, n_ctx: int) -> Table:
+    """A training step's FLOPs per token next to 6N, and Adam's memory per parameter."""
+    rows: list[list[Cell]] = [
+        ["FLOPs / token", r.label, r, r.value] for r in acc.train_flop_rows(cfg, n_ctx)
+    ]
+    total = acc.train_flops_per_token(cfg, n_ctx)
+    rows.append(["FLOPs / token", "Training step total", "", total])
+    rows.append(["FLOPs / token", "Kaplan's 6N", "", acc.six_n(cfg)])
+    rows.append(["FLOPs / token", "Exact − 6N", "", total - acc.six_n(cfg)])
+    memory = acc.train_memory_rows(cfg)
+    rows += [["bytes", r.label, r, r.value] for r in memory]
+    rows.append(["bytes", "Weights, gradients and Adam state", "", sum(r.value for r in memory)])
+    caption = f"{cfg.label}: a training step at T = {fmt_int(n_ctx)} (float32, Adam)"
+    return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
 
 
 def render_text(table: Table) -> str:

@@ -16,7 +16,7 @@ from generator import accounting
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.render.numbers import fmt_int
 
-FIGURES = ("params", "flops-context")
+FIGURES = ("params", "flops-context", "decode-flops")
 
 
 def figure_path(name: str, cfg: ModelConfig) -> str:
@@ -158,6 +158,63 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
     return svg
 
 
+def decode_flops_figure(cfg: ModelConfig) -> bytes:
+    """FLOPs of the step that reads token number t, with the KV cache and recomputing the prefix."""
+    plt = pyplot()
+    last = 1 << 14
+    wide = dataclasses.replace(cfg, n_ctx=last)  # past n_ctx: as if wpe had more rows
+    positions = [2**k for k in range(15)]  # 1 … 16,384
+    cached = [accounting.decode_flops(wide, t, cached=True) for t in positions]
+    recompute = [accounting.decode_flops(wide, t, cached=False) for t in positions]
+    fixed = accounting.decode_flops(wide, 1, cached=True) - accounting.cache_crossover_slope(wide)
+    growing = [c - fixed for c in cached]
+    crossover = accounting.cache_crossover(cfg)
+    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    ax.plot(positions, recompute, "-o", markersize=4, label="no cache: run all t tokens again")
+    ax.plot(positions, cached, "-s", markersize=4, label="with the KV cache: one token")
+    ax.plot(
+        positions, growing, ":", color="#555", label="   of which reading the cache (grows with t)"
+    )
+    ax.axhline(
+        fixed, color="#555", linestyle="--", linewidth=1, label="   of which the rest (fixed)"
+    )
+    ax.axvspan(cfg.n_ctx, last, color="#000", alpha=0.05, linewidth=0)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    top = ax.get_ylim()[1]
+    ratio = accounting.decode_flops(cfg, cfg.n_ctx, cached=False) / accounting.decode_flops(
+        cfg, cfg.n_ctx, cached=True
+    )
+    ax.text(
+        cfg.n_ctx,
+        top,
+        f" beyond n_ctx = {fmt_int(cfg.n_ctx)}:\n as if wpe had more rows",
+        va="top",
+        color="#555",
+        fontsize=8,
+    )
+    ax.axvline(crossover, color="#c62828", linestyle="--", linewidth=1)
+    ax.text(
+        crossover,
+        ax.get_ylim()[0],
+        f"reading the cache passes\nthe rest at t = {fmt_int(crossover)} ",
+        va="bottom",
+        ha="right",
+        color="#c62828",
+        fontsize=8,
+    )
+    ax.set_xlabel("t: the token the step reads (the cache holds t − 1)")
+    ax.set_ylabel("forward FLOPs of the step")
+    ax.set_title(
+        f"{cfg.label}: one generated token; at t = {fmt_int(cfg.n_ctx)} no cache costs "
+        f"{ratio:,.0f}× more"
+    )
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
+    svg = svg_bytes(fig)
+    plt.close(fig)
+    return svg
+
+
 def render_all() -> dict[str, bytes]:
     """All figures for all sizes, by site path (about a second each: matplotlib)."""
     files: dict[str, bytes] = {}
@@ -165,6 +222,7 @@ def render_all() -> dict[str, bytes]:
         cfg = CONFIGS[name]
         files[figure_path("params", cfg)] = params_figure(cfg)
         files[figure_path("flops-context", cfg)] = flops_context_figure(cfg)
+        files[figure_path("decode-flops", cfg)] = decode_flops_figure(cfg)
     return files
 
 

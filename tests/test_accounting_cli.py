@@ -86,3 +86,18 @@ def test_bad_input_exits_2_with_a_fix(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert message in err and "fix:" in err
+
+
+def test_numbers_print_the_cache_and_training_rows(capsys):
+    code, out, _ = run(capsys, "--model", "gpt2-medium", "--context", "300")
+    assert code == 0
+    cfg = CONFIGS["gpt2-medium"]
+    cache = next(
+        line for line in out.splitlines() if line.startswith("KV cache") and "Values per" in line
+    )
+    assert cache.split()[-1] == fmt_int(acc.kv_values_per_token(cfg))
+    steps = [line.split()[-1] for line in out.splitlines() if "Step total" in line]
+    assert steps == [fmt_int(acc.decode_flops(cfg, 300, cached=c)) for c in (True, False)]
+    train = next(line for line in out.splitlines() if "Training step total" in line)
+    assert train.split()[-1] == fmt_int(acc.train_flops_per_token(cfg, 300))
+    assert "reads token number t = 300" in out
