@@ -95,7 +95,8 @@ class PageMacros:
         return self.url_for(BY_KEY[key].page)
 
     # -- macros --------------------------------------------------------------------------------
-    def _render(self, block: blocks.Block) -> str:
+    def render_block(self, block: blocks.Block) -> str:
+        """A block through its template (the site's override first); for features too."""
         return blocks.render(block, self.site.settings.custom_dir)
 
     def header(self) -> str:
@@ -115,7 +116,7 @@ class PageMacros:
         diagram = architecture_svg(
             self.link, current=c.key, n_layer=CONFIGS["gpt2"].n_layer, uid=f"map-{c.key}"
         )
-        return self._render(
+        return self.render_block(
             blocks.ComponentHeader(
                 kicker=c.kicker,
                 title=c.title,
@@ -260,7 +261,7 @@ class PageMacros:
         )
         home = (("architecture map", self._doc("index.md")),)
         items.append(blocks.LinkItem("Back to the", home, sep=" "))
-        return self._render(blocks.LinkList(tuple(items)))
+        return self.render_block(blocks.LinkList(tuple(items)))
 
     def figure(self, name: str, alt: str) -> str:
         """A generated figure per size (Material tabs), from generator/charts.py."""
@@ -291,7 +292,7 @@ class PageMacros:
             )
             for sym in SYMBOLS.values()
         )
-        return self._render(blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows))
+        return self.render_block(blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows))
 
     def model_numbers(self) -> str:
         """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""
@@ -391,7 +392,9 @@ class PageMacros:
         """The whole-model diagram, every box a link to its component page."""
         n_layer = CONFIGS["gpt2"].n_layer
         svg = architecture_svg(self.link, n_layer=n_layer, uid="map-home")
-        return self._render(blocks.ArchitectureMap(diagram=blocks.Markup(svg), n_layer=n_layer))
+        return self.render_block(
+            blocks.ArchitectureMap(diagram=blocks.Markup(svg), n_layer=n_layer)
+        )
 
     def namespace(self) -> dict[str, Callable[..., str]]:
         from generator.features import load_features

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from generator import config
+from generator import blocks, config
 from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
 from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins
@@ -54,7 +54,7 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     ]
 
     pin = load_checkpoint_pins(root / PINS_FILE)["gpt2"]
-    note = render.source_note(fp, pin)
+    note = blocks.render(render.source_note(fp, pin))
     assert 'data-source="gpt2"' in note and "its real heads" in note
     assert pin.revision in note and pin.files["model.safetensors"].sha256 in note
     assert "ITM_GPT2_WEIGHTS" in note  # where the files were found

@@ -89,7 +89,7 @@ def macros(page) -> dict[str, Callable[..., str]]:
         return forward_pass(page.site)
 
     return {
-        "forward_source": lambda: render.source_note(fp(), _pin(page.site)),
+        "forward_source": lambda: page.render_block(render.source_note(fp(), _pin(page.site))),
         "forward_tokens": lambda: render.tokens_block(fp()),
         "forward_residual": lambda: render.residual_block(fp()),
         "forward_found": lambda: render.found_block(fp(), url),

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from generator import blocks
 from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
@@ -46,45 +49,47 @@ def fmt_prob(p: float) -> str:
 
 
 # -- which model ---------------------------------------------------------------------------------
-def source_note(fp: ForwardPass, pin: CheckpointPin) -> str:
+@dataclass(frozen=True)
+class SourceNote(blocks.Block):
+    """Which model the page shows. GPT-2: repo/revision/origin set; the stand-in: its record."""
+
+    template: ClassVar[str] = "forward_source.html"
+    model: str
+    weights_file: str
+    sha256: str
+    repo: str = ""  # GPT-2's hub repo ("" for the stand-in)
+    revision: str = ""
+    origin: str = ""  # where the build found GPT-2's files
+    n_layer: int = 0  # the stand-in's shape and training
+    n_head: int = 0
+    d_model: int = 0
+    vocab: str = ""
+    steps: str = ""
+    final_loss: float = 0.0
+
+
+def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
+    """The note at the top of the page: GPT-2's pinned weights, or the stand-in and its training."""
     if isinstance(fp.source, Gpt2Source):
-        ck = fp.source.checkpoint
-        return (
-            '<div class="admonition success itm-source" data-source="gpt2">\n'
-            f'<p class="admonition-title">Showing {html.escape(fp.cfg.label)}: its real heads</p>\n'
-            f"<p>Weights: <code>{html.escape(pin.repo)}</code> at revision "
-            f"<code>{pin.revision}</code>, <code>{WEIGHTS_FILE}</code> sha256 "
-            f"<code>{pin.files[WEIGHTS_FILE].sha256}</code>, verified before use (found via "
-            f"{html.escape(ck.origin)}). Tokens come from the same revision's BPE vocabulary.</p>\n"
-            "</div>\n"
+        return SourceNote(
+            model=fp.cfg.label,
+            weights_file=WEIGHTS_FILE,
+            sha256=pin.files[WEIGHTS_FILE].sha256,
+            repo=pin.repo,
+            revision=pin.revision,
+            origin=fp.source.checkpoint.origin,
         )
-    standin = fp.source.standin
-    cfg, record = fp.cfg, standin.record
-    return (
-        '<div class="admonition warning itm-source" data-source="stand-in">\n'
-        '<p class="admonition-title">Showing a stand-in, not GPT-2</p>\n'
-        f"<p>GPT-2's weights are not on the machine that built this page, so it shows a small "
-        f"model of GPT-2's architecture trained for this site: {cfg.n_layer} blocks of "
-        f"{cfg.n_head} head{'s' if cfg.n_head != 1 else ''}, width {cfg.d_model}, a vocabulary of {fmt_int(cfg.vocab_size)} "
-        f"words, {fmt_int(record['steps'])} training steps on synthetic text (final loss "
-        f"{record['final_loss']:.3f} on the tokens the text decides; the weights are committed "
-        f"with this site's sources as <code>{html.escape(standin.path.name)}</code>, sha256 "
-        f"<code>{standin.sha256}</code>, and verified before use). Its heads are learned, not "
-        "random: the training text pays for looking at the previous word and for copying a "
-        "repeated phrase, and the scores below say which of these the heads picked up. "
-        f"{_one_head_note(cfg.n_head)}It is not "
-        "GPT-2, and its numbers are not GPT-2's. "
-        '<a href="#own-weights">How to see GPT-2\'s own heads</a>.</p>\n'
-        "</div>\n"
-    )
-
-
-def _one_head_note(n_head: int) -> str:
-    if n_head != 1:
-        return ""
-    return (
-        "It has one head per block, so each block's job reads straight off the gallery (the "
-        "training setup and why it uses one head are in generator/forward/standin.py). "
+    standin, cfg = fp.source.standin, fp.cfg
+    return SourceNote(
+        model="stand-in",
+        weights_file=standin.path.name,
+        sha256=standin.sha256,
+        n_layer=cfg.n_layer,
+        n_head=cfg.n_head,
+        d_model=cfg.d_model,
+        vocab=fmt_int(cfg.vocab_size),
+        steps=fmt_int(standin.record["steps"]),
+        final_loss=standin.record["final_loss"],
     )
 
 

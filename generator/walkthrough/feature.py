@@ -131,9 +131,6 @@ class WalkthroughMacros:
         return code_panel(engine_excerpt(site.root), upstream, titles)
 
     # -- parts -------------------------------------------------------------------------------
-    def _render(self, block: blocks.Block) -> str:
-        return blocks.render(block, self.page.site.settings.custom_dir)
-
     def _bar(self) -> str:
         toy, gpt2 = self.toy.cfg, self.gpt2
         sub = blocks.Markup  # the dims' names carry <sub>
@@ -143,7 +140,7 @@ class WalkthroughMacros:
             (sub("d<sub>head</sub>"), fmt_int(toy.d_head), fmt_int(gpt2.d_head)),
             ("heads", fmt_int(toy.n_head), fmt_int(gpt2.n_head)),
         )
-        return self._render(Bar(model=gpt2.label, n_head=toy.n_head, dims=dims))
+        return self.page.render_block(Bar(model=gpt2.label, n_head=toy.n_head, dims=dims))
 
     def _note(self) -> str:
         toy = self.toy.cfg
@@ -171,7 +168,7 @@ class WalkthroughMacros:
         figure = self.figures[step.key]
         fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.gpt2)
         first, last = lines
-        return self._render(
+        return self.page.render_block(
             Step(
                 index=index,
                 key=step.key,
