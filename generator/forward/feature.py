@@ -11,14 +11,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from generator.forward import analysis, render
+from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpoint_pins
 from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
 from generator.site import Site
-
-PAGE = "forward-pass.md"  # docs path of the page; heads are anchors on it: PAGE#head-5-1
 
 
 def forward_pass(site: Site) -> ForwardPass:
