@@ -317,3 +317,20 @@ def test_go_deeper_does_not_repeat_the_footers_previous_and_next(built_site: Pat
             href = "../" + neighbour.removeprefix("components/").removesuffix(".md") + "/"
             assert href in footer, (docs_path, href)  # the footer has it
             assert href not in listed, (docs_path, href)  # so Go deeper does not
+
+
+# Words that would point a reader at this project's internal design documents.
+INTERNAL_DOCS = re.compile(r"\bseeds?\b|seed page|\(00\d\)|\b00\d_[0-9a-f]{16}\b", re.IGNORECASE)
+
+
+def test_no_page_names_internal_design_documents(built_site: Path) -> None:
+    """A reader cannot check a document they cannot see: pages, search index and evidence levels
+    speak only of evidence a reader can fetch (upstream files, registry copies, release windows)."""
+    found = []
+    for path in sorted([*built_site.rglob("*.html"), *built_site.rglob("search_index.json")]):
+        text = path.read_text(encoding="utf-8")
+        found += [
+            f"{path.relative_to(built_site)}: …{text[max(0, m.start() - 60) : m.end() + 20]}…"
+            for m in INTERNAL_DOCS.finditer(text)
+        ]
+    assert not found, "\n".join(found[:10])

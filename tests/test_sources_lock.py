@@ -145,16 +145,13 @@ def test_real_lock_pins_the_seed_revisions() -> None:
 
 
 def test_real_lock_claims_no_more_than_the_evidence() -> None:
-    """transformers lines at the pin are confirmed only inside 39–417 (UPSTREAM.md); only the
-    seed-printed runs may say "seed"; nothing claims "upstream" without a file at the commit."""
+    """transformers lines at the pin are confirmed only by the release window inside 39–417
+    (UPSTREAM.md); nothing claims "upstream" without a file at the commit."""
     lock = load_lock(DEFAULT_LOCK)
     for pin in lock.pins:
         assert pin.evidence_level != "upstream", pin.id
         if pin.repo == "huggingface/transformers":
             assert all(a >= 39 and b <= 417 for a, b in pin.ranges), pin.id
-            seed_runs = {(185, 191), (204, 224)}
-            expected = "seed" if set(pin.ranges) <= seed_runs else "mirror-window"
-            assert pin.evidence_level == expected, pin.id
-            if expected == "mirror-window":
-                assert "only" in pin.evidence, pin.id
+            assert pin.evidence_level == "mirror-window", pin.id
+            assert "only" in pin.evidence and "5.6.2 to 5.22.2" in pin.evidence, pin.id
         assert pin.id.startswith("gpt2." if pin.repo == "openai/gpt-2" else "hf."), pin.id

@@ -32,7 +32,6 @@ EVIDENCE_LEVELS: dict[str, str] = {
         "taken from the whole file rebuilt from registry copies, whose sha256 matches the hash"
         " recorded for the file at the pinned commit"
     ),
-    "seed": "the same text is printed for this pin by a reviewed seed page",
     "mirror-window": (
         "confirmed only indirectly: every release in a window spanning the pinned commit carries"
         " these lines; not checked against the file at the commit"
@@ -434,7 +433,7 @@ _HEADER = """\
 #
 # excerpts: lines are inclusive upstream line ranges at the repo's commit; symbol (when given)
 # is the dotted Python name that resolves to those lines; sha256 covers the lines, each ending
-# in "\\n". evidence_level is one of: upstream, file-hash, seed, mirror-window (strongest first;
+# in "\\n". evidence_level is one of: upstream, file-hash, mirror-window (strongest first;
 # see EVIDENCE_LEVELS in generator/sources/lock.py), and evidence says how the text was checked.
 """
 
