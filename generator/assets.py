@@ -107,3 +107,31 @@ def package_files(pin: PackagePin, cache_dir: Path, *, offline: bool = False) ->
                 fix="list files that exist under package/dist/ in that tarball",
             )
     return dict(sorted(found.items()))
+
+
+LUNR = "assets/javascripts/lunr/"  # Material's search-language scripts
+
+
+def search_language_files(langs: list[str]) -> set[str]:
+    """The lunr scripts Material's search worker imports for these languages (its own rule:
+    none for English alone; a language script per other language, the stemmer support with
+    them, lunr.multi for several, a word splitter for Japanese, Hindi and Thai)."""
+    wanted = {f"{LUNR}min/lunr.{lang}.min.js" for lang in langs if lang != "en"}
+    wanted |= {f"{LUNR}tinyseg.js" for lang in langs if lang == "ja"}
+    wanted |= {f"{LUNR}wordcut.js" for lang in langs if lang in ("hi", "th")}
+    if len(langs) > 1:
+        wanted.add(f"{LUNR}min/lunr.multi.min.js")
+    if wanted:
+        wanted.add(f"{LUNR}min/lunr.stemmer.support.min.js")
+    return wanted
+
+
+def unread_theme_files(paths: list[str], search_langs: list[str]) -> list[str]:
+    """Theme files no reader's browser requests, so the site does not ship them: source maps
+    (only a developer's tools ask for them) and search-language scripts for other languages."""
+    wanted = search_language_files(search_langs)
+    return [
+        path
+        for path in paths
+        if path.endswith(".map") or (path.startswith(LUNR) and path not in wanted)
+    ]

@@ -337,9 +337,10 @@ class PageMacros:
         return size_tabs(render) + f"\n{accounting.KAPLAN_NOTE}\n"
 
     def sources_index(self) -> str:
-        """Every pinned repo and excerpt: revision, license, lines, permalink, evidence, citation."""
-        from generator.sources import EVIDENCE_LEVELS
+        """Every pinned repo and excerpt: revision, license, lines, permalink, evidence, citation.
 
+        How a group of excerpts was confirmed is said once per repository (most share one
+        account); each excerpt links to its account, and its text is plain escaped lines."""
         by_repo: dict[str, list] = {}
         for excerpt in sorted(
             self.site.excerpts.values(), key=lambda e: (e.repo.name, e.first_line, e.id)
@@ -349,15 +350,23 @@ class PageMacros:
         parts = []
         for repo_name, excerpts in by_repo.items():
             repo = excerpts[0].repo
+            accounts = list(dict.fromkeys((ex.evidence_level, ex.evidence) for ex in excerpts))
+            slug = "".join(ch if ch.isalnum() else "-" for ch in repo_name)
+            anchors = {account: f"ev-{slug}-{n}" for n, account in enumerate(accounts, 1)}
             parts.append(
                 f"## {repo_name}\n\n"
                 f"- Repository: <{repo.url}>\n"
                 f"- Pinned revision: `{repo.short}` (full: `{repo.commit}`)\n"
                 f"- License: {repo.license}\n"
-                f"- Excerpts: {len(excerpts)}\n"
+                f"- Excerpts: {len(excerpts)}\n\n"
+                "How these excerpts were confirmed:\n\n"
+                + "".join(
+                    f'- <span id="{anchors[a]}"></span>**{html.escape(a[0])}**: '
+                    f"{html.escape(a[1])}\n"
+                    for a in accounts
+                )
             )
             for ex in excerpts:
-                anchor = excerpt_anchor(ex.id)
                 pages = (
                     ", ".join(
                         f"[{BY_KEY[key].title}]({self._doc(BY_KEY[key].page)})"
@@ -365,18 +374,18 @@ class PageMacros:
                     )
                     or "not cited by a component page"
                 )
-                level = EVIDENCE_LEVELS.get(ex.evidence_level, ex.evidence_level)
-                body = code_render.excerpt_blocks(ex, "idx")
+                account = (ex.evidence_level, ex.evidence)
                 parts.append(
-                    f"### `{ex.id}` {{ #{anchor} }}\n\n"
+                    f"### `{ex.id}` {{ #{excerpt_anchor(ex.id)} }}\n\n"
                     f"`{ex.path}` · {code_render.span_label(ex)} · [permalink]({ex.permalink}) · "
                     f"{ex.repo.license}\n\n"
-                    f"- Evidence: **{ex.evidence_level}**: {level}\n"
-                    f"- How this text was confirmed: {ex.evidence}\n"
+                    f"- Evidence: [{ex.evidence_level}](#{anchors[account]})\n"
                     f"- sha256 of the excerpt text: `{ex.sha256}`\n"
                     f"- Cited on: {pages}\n\n"
-                    f'??? quote "Excerpt"\n\n{textwrap.indent(body, "    ")}\n\n'
-                    f'??? note "Cite this excerpt"\n\n{textwrap.indent(citation(ex), "    ")}\n'
+                    f'<details class="quote"><summary>Excerpt</summary>'
+                    f"{code_render.plain_excerpt(ex)}</details>\n\n"
+                    f'<details class="note"><summary>Cite this excerpt</summary>'
+                    f"{citation(ex)}</details>\n"
                 )
         return "\n".join(parts)
 
@@ -440,7 +449,7 @@ def pages_citing() -> dict[str, list[str]]:
 
 
 def citation(ex) -> str:
-    """Plain-text and BibTeX citations of one pinned excerpt (Markdown, for a details block)."""
+    """Plain-text and BibTeX citations of one pinned excerpt (HTML, for a details block)."""
     lines = code_render.span_label(ex)
     owner, name = ex.repo.name.split("/")
     key = f"{name}-{ex.repo.short[:7]}-{ex.id}".replace(".", "-")
@@ -451,14 +460,17 @@ def citation(ex) -> str:
     bibtex = "\n".join(
         [
             f"@misc{{{key},",
-            f"  author       = {{{owner}}},",
-            f"  title        = {{{{{ex.repo.name}}}: {ex.path}, {lines}}},",
+            f"  author = {{{owner}}},",
+            f"  title = {{{{{ex.repo.name}}}: {ex.path}, {lines}}},",
             f"  howpublished = {{\\url{{{ex.permalink}}}}},",
-            f"  note         = {{Commit {ex.repo.commit}; excerpt sha256 {ex.sha256}}},",
+            f"  note = {{Commit {ex.repo.commit}; excerpt sha256 {ex.sha256}}},",
             "}",
         ]
     )
-    return f"Plain text:\n\n```text\n{plain}\n```\n\nBibTeX:\n\n```bibtex\n{bibtex}\n```\n"
+    return (
+        f"<p>Plain text:</p>{code_render.plain_block(plain)}"
+        f"<p>BibTeX:</p>{code_render.plain_block(bibtex)}"
+    )
 
 
 def excerpt_anchor(excerpt_id: str) -> str:

@@ -81,6 +81,16 @@ def _fresh_generator(root: Path) -> None:
             del sys.modules[name]
 
 
+def _search_langs(config: MkDocsConfig) -> list[str]:
+    """The languages the search plugin indexes (Material's default: the theme's language)."""
+    for name, plugin in config.plugins.items():
+        if name.endswith("search") and getattr(plugin, "config", None) is not None:
+            lang = plugin.config.get("lang")
+            if lang:
+                return list(lang)
+    return [config.theme.get("language") or "en"]
+
+
 class ItmPlugin(BasePlugin[ItmConfig]):
     supports_multiple_instances = False
 
@@ -125,6 +135,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:
             return files
+        from generator.assets import unread_theme_files
         from generator.charts import figure_files
         from generator.errors import InputError
         from generator.features import load_features
@@ -140,6 +151,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             raise PluginError(f"Inside the Model: {error}") from None
         for path, content in sorted(generated.items()):
             files.append(File.generated(config, path, content=content))
+        for path in unread_theme_files([f.src_uri for f in files], _search_langs(config)):
+            files.remove(files.src_uris[path])
         return files
 
     @event_priority(50)  # early: other plugins see the page with its blocks filled in

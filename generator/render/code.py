@@ -99,3 +99,34 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> str
         f'??? quote "Read code excerpt"\n\n{details}\n'
         "</div>\n"
     )
+
+
+def plain_excerpt(excerpt: ExcerptLike) -> str:
+    """An excerpt as escaped plain text: per run, a column of upstream line numbers (hidden
+    from copy and screen readers) beside the lines, omission markers between runs, no syntax
+    colours. For the Sources page, where every excerpt is listed and the coloured, anchored
+    version stands on the page that quotes it."""
+    parts: list[str] = []
+    previous_last: int | None = None
+    for first_line, code in excerpt.blocks:
+        if previous_last is not None:
+            marker = omitted(previous_last, first_line).split("\n", 1)[0]
+            parts.append(f'<p class="itm-plain__omitted">{html.escape(marker)}</p>')
+        lines = code.split("\n")[:-1]  # "\n" only: U+2028 and friends stay inside their line
+        numbers = "\n".join(str(first_line + i) for i in range(len(lines)))
+        parts.append(
+            f'<div class="itm-plain__run"><pre class="itm-plain__nos" aria-hidden="true">'
+            f"{numbers}</pre><pre><code>{html.escape(chr(10).join(lines))}</code></pre></div>"
+        )
+        previous_last = first_line + len(lines) - 1
+    label = html.escape(f"{excerpt.path} {excerpt.label.split(' ', 1)[1]}")
+    return (
+        f'<div class="itm-plain" tabindex="0" role="region" aria-label="{label}">'
+        + "".join(parts)
+        + "</div>"
+    )
+
+
+def plain_block(text: str) -> str:
+    """Escaped preformatted text (a citation), in a focusable region since it may scroll."""
+    return f'<div class="itm-plain" tabindex="0"><pre><code>{html.escape(text)}</code></pre></div>'

@@ -1,0 +1,57 @@
+"""What the site ships: only files a reader's browser loads, and a Sources page that stays small
+while keeping every excerpt and citation (issue: page weight)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from generator.sources import load_lock, resolve_all
+from tests.site_helpers import ROOT
+
+SOURCES_BUDGET = 150_000  # bytes of HTML for /sources/
+
+
+def test_no_source_maps_and_no_unused_search_languages(built_site: Path) -> None:
+    maps = sorted(str(p.relative_to(built_site)) for p in built_site.rglob("*.map"))
+    assert maps == []
+    # The site's search language is English, for which Material's worker imports no lunr script.
+    lunr = built_site / "assets" / "javascripts" / "lunr"
+    assert not lunr.exists() or sorted(p.name for p in lunr.rglob("*") if p.is_file()) == []
+    # Nothing the pages reference went missing with them.
+    worker = next((built_site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert worker.exists()
+
+
+def test_search_language_rule_follows_materials_worker() -> None:
+    """The files kept for a language are those Material's own worker imports for it."""
+    from generator.assets import search_language_files
+
+    assert search_language_files(["en"]) == set()
+    de = search_language_files(["de"])
+    assert {p.rsplit("/", 1)[1] for p in de} == {"lunr.de.min.js", "lunr.stemmer.support.min.js"}
+    ja_en = {p.rsplit("/", 1)[1] for p in search_language_files(["en", "ja"])}
+    assert ja_en == {
+        "lunr.ja.min.js",
+        "tinyseg.js",
+        "lunr.multi.min.js",
+        "lunr.stemmer.support.min.js",
+    }
+
+
+def test_sources_page_is_small_and_keeps_every_excerpt_and_citation(built_site: Path) -> None:
+    page = built_site / "sources" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    assert len(text.encode()) < SOURCES_BUDGET, f"{len(text.encode()):,} bytes"
+    excerpts = resolve_all(
+        load_lock(ROOT / "sources" / "lock.toml"), cache_dir=ROOT / ".cache", offline=True
+    )
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    for ex in excerpts.values():
+        for first, code in ex.blocks:
+            for offset, line in enumerate(code.split("\n")[:-1]):
+                assert line in plain, f"{ex.id} line {first + offset} is missing"
+        assert ex.sha256 in text, f"{ex.id}: no sha256"
+        assert ex.permalink in html.unescape(text), f"{ex.id}: no permalink"
+        assert "@misc{" in plain and f"-{ex.id.replace('.', '-')}," in plain, f"{ex.id}: BibTeX"
