@@ -10,17 +10,14 @@ pytestmark = pytest.mark.browser
 
 
 def search(page, query: str) -> list[str]:
-    """Type `query` into Material's search; the hrefs of the results (the worker is ready when
-    the placeholder says so)."""
-    page.locator("label.md-header__button[for='__search']").first.click()
-    box = page.locator("input.md-search__input")
-    box.fill(query)
-    page.wait_for_selector(".md-search-result__meta", state="visible")
+    """Type `query` into Material's search as a reader does ("/" focuses it); the results' hrefs."""
+    page.keyboard.press("/")
+    page.keyboard.press("Control+A")
+    page.keyboard.type(query, delay=20)
     page.wait_for_function(
-        "document.querySelector('.md-search-result__meta').textContent.trim() !== "
-        "'Initializing search'"
+        "(() => { const m = document.querySelector('.md-search-result__meta'); "
+        "return m && /matching|No matching/.test(m.textContent); })()"
     )
-    page.wait_for_timeout(300)
     return page.eval_on_selector_all(
         ".md-search-result__item > a", "els => els.map(e => e.getAttribute('href'))"
     )

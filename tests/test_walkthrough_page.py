@@ -68,10 +68,14 @@ def test_gpt2_figures_equal_seed_000(built_site: Path) -> None:
         ours[section["data-key"]] = line.removeprefix(tag).strip().replace(label, "GPT-2")
     seed = dict(zip(ours, [figure for _, figure in seed_steps()], strict=True))
     exact = ("projections", "scale", "output-projection")
+    # The seed writes tokens as N; the site writes T, its Notation page's symbol for tokens
+    # (N there is Kaplan et al.'s parameter count).
+    seed = {key: re.sub(r"\bN\b", "T", figure) for key, figure in seed.items()}
     for key in exact:
         assert ours[key] == seed[key].removeprefix("GPT-2 "), key
     for key in ("scores", "weighted-sum"):
         assert ours[key].startswith(seed[key].removeprefix("GPT-2 ")), key
+    assert not [line for line in ours.values() if re.search(r"\bN\b", line)], ours
     scores = soup.select_one('section[data-key="scores"] .itm-wt__text').get_text()
     assert "25 cells here, over a million per head at 1,024 tokens" in scores
 
@@ -99,14 +103,14 @@ def test_gpt2_figures_equal_transformers_shapes_and_flop_counts(built_site: Path
         s["data-key"]: s.select_one(".itm-wt__fig").get_text()
         for s in sections(soup_of(built_site))
     }
-    assert f"[N×{d}]·[{d}×{d3}] + b · {mflops(lambda: attn.c_attn(x))}" in figures["projections"]
+    assert f"[T×{d}]·[{d}×{d3}] + b · {mflops(lambda: attn.c_attn(x))}" in figures["projections"]
     out_in, out_out = attn.c_proj.weight.shape
     assert (
-        f"[N×{out_in}]·[{out_in}×{out_out}] + b · {mflops(lambda: attn.c_proj(x))}"
+        f"[T×{out_in}]·[{out_in}×{out_out}] + b · {mflops(lambda: attn.c_proj(x))}"
         in (figures["output-projection"])
     )
     scores = mflops(lambda: q @ q.transpose(-1, -2))
-    assert f"{heads} × [N×{d_head}]·[{d_head}×N] · {scores}" in figures["scores"]
+    assert f"{heads} × [T×{d_head}]·[{d_head}×T] · {scores}" in figures["scores"]
     assert f"÷ {math.isqrt(d_head)}" in figures["scale"]
 
 

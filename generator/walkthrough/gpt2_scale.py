@@ -37,7 +37,7 @@ def dims(rows: int | str, cols: int | str) -> str:
 
 
 def gemm(rows: int | str, inner: int | str, cols: int | str) -> str:
-    """ "[N×768]·[768×2304]": a GEMM's operand shapes, written compactly as in seed 000."""
+    """ "[T×768]·[768×2304]": a GEMM's operand shapes, T tokens (the Notation page's T)."""
     return f"[{rows}×{inner}]·[{inner}×{cols}]"
 
 
@@ -67,7 +67,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
     d, h, dh = gpt2.d_model, gpt2.n_head, gpt2.d_head
     flops = flop_values(gpt2, N)
     bias = " + b" if gpt2.bias else ""
-    at_n = f"at N = {fmt_int(N)}"
+    at_n = f"at T = {fmt_int(N)}"
     cells = N * N
     masked = N * (N - 1) // 2
 
@@ -81,7 +81,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
     grid_cells = (f"Cells per head at {fmt_int(N)} tokens", f"{fmt_int(cells)} ({in_words(cells)})")
     return {
         "projections": Figure(
-            line=f"{gemm('N', d, 3 * d)}{bias} · {fmt_flops(flops['qkv'])} / token",
+            line=f"{gemm('T', d, 3 * d)}{bias} · {fmt_flops(flops['qkv'])} / token",
             facts=(
                 ("GEMM", f"X {dims(N, d)} · W_qkv {dims(d, 3 * d)}{bias}"),
                 ("Q, K, V", f"each {dims(N, d)}, split into {heads_of}"),
@@ -92,7 +92,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, toy.d_head),
         ),
         "scores": Figure(
-            line=f"{h} × {gemm('N', dh, 'N')} · {fmt_flops(flops['scores'])} / token {at_n}",
+            line=f"{h} × {gemm('T', dh, 'T')} · {fmt_flops(flops['scores'])} / token {at_n}",
             facts=(
                 ("GEMM", f"{h} heads × Q {dims(N, dh)} · Kᵀ {dims(dh, N)}"),
                 grid_cells,
@@ -133,7 +133,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, n_tokens),
         ),
         "weighted-sum": Figure(
-            line=f"{h} × {gemm('N', 'N', dh)} · {fmt_flops(flops['weighted'])} / token {at_n}",
+            line=f"{h} × {gemm('T', 'T', dh)} · {fmt_flops(flops['weighted'])} / token {at_n}",
             facts=(
                 ("GEMM", f"{h} heads × A {dims(N, N)} · V {dims(N, dh)}"),
                 ("Output", heads_of),
@@ -144,7 +144,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, toy.d_head),
         ),
         "output-projection": Figure(
-            line=f"{gemm('N', d, d)}{bias} · {fmt_flops(flops['out'])} / token",
+            line=f"{gemm('T', d, d)}{bias} · {fmt_flops(flops['out'])} / token",
             facts=(
                 ("Merge", f"{heads_of} → {dims(N, d)}"),
                 ("GEMM", f"{dims(N, d)} · W_O {dims(d, d)}{bias}"),
