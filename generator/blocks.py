@@ -122,7 +122,37 @@ class LinkList(Block):
     items: tuple[LinkItem, ...]
 
 
+@dataclass(frozen=True)
+class PlainRun:
+    """One run of an excerpt's lines, with the omission marker that precedes it ("" for none)."""
+
+    omitted_before: str
+    numbers: str  # the upstream line numbers, one per line
+    code: str  # the lines, joined with "\n"
+
+
+@dataclass(frozen=True)
+class PlainExcerpt(Block):
+    """An excerpt as escaped plain text with its line numbers (the Sources page)."""
+
+    template: ClassVar[str] = "plain_excerpt.html"
+    label: str  # "src/model.py 69–112", for screen readers
+    runs: tuple[PlainRun, ...]
+
+
+@dataclass(frozen=True)
+class Citation(Block):
+    """How to cite one excerpt: a plain-text line and a BibTeX entry."""
+
+    template: ClassVar[str] = "citation.html"
+    plain: str
+    bibtex: str
+
+
 __all__ = [
+    "Citation",
+    "PlainExcerpt",
+    "PlainRun",
     "LinkItem",
     "LinkList",
     "ArchitectureMap",

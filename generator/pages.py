@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable
 
 import jinja2
+from markupsafe import escape
 
 from generator import accounting, blocks
 from generator.components import BY_KEY, COMPONENTS, Component
@@ -361,8 +362,7 @@ class PageMacros:
                 f"- Excerpts: {len(excerpts)}\n\n"
                 "How these excerpts were confirmed:\n\n"
                 + "".join(
-                    f'- <span id="{anchors[a]}"></span>**{html.escape(a[0])}**: '
-                    f"{html.escape(a[1])}\n"
+                    f'- <span id="{anchors[a]}"></span>**{escape(a[0])}**: {escape(a[1])}\n'
                     for a in accounts
                 )
             )
@@ -383,9 +383,9 @@ class PageMacros:
                     f"- sha256 of the excerpt text: `{ex.sha256}`\n"
                     f"- Cited on: {pages}\n\n"
                     f'<details class="quote"><summary>Excerpt</summary>'
-                    f"{code_render.plain_excerpt(ex)}</details>\n\n"
+                    f"{self._render(plain_excerpt(ex))}</details>\n\n"
                     f'<details class="note"><summary>Cite this excerpt</summary>'
-                    f"{citation(ex)}</details>\n"
+                    f"{self._render(citation(ex))}</details>\n"
                 )
         return "\n".join(parts)
 
@@ -448,8 +448,14 @@ def pages_citing() -> dict[str, list[str]]:
     return used
 
 
-def citation(ex) -> str:
-    """Plain-text and BibTeX citations of one pinned excerpt (HTML, for a details block)."""
+def plain_excerpt(ex) -> blocks.PlainExcerpt:
+    """An excerpt's lines as plain escaped text with upstream line numbers (Sources page)."""
+    runs = tuple(blocks.PlainRun(*run) for run in code_render.plain_runs(ex))
+    return blocks.PlainExcerpt(label=f"{ex.path} {code_render.span_label(ex)}", runs=runs)
+
+
+def citation(ex) -> blocks.Citation:
+    """Plain-text and BibTeX citations of one pinned excerpt."""
     lines = code_render.span_label(ex)
     owner, name = ex.repo.name.split("/")
     key = f"{name}-{ex.repo.short[:7]}-{ex.id}".replace(".", "-")
@@ -467,10 +473,7 @@ def citation(ex) -> str:
             "}",
         ]
     )
-    return (
-        f"<p>Plain text:</p>{code_render.plain_block(plain)}"
-        f"<p>BibTeX:</p>{code_render.plain_block(bibtex)}"
-    )
+    return blocks.Citation(plain=plain, bibtex=bibtex)
 
 
 def excerpt_anchor(excerpt_id: str) -> str:

@@ -101,32 +101,19 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> str
     )
 
 
-def plain_excerpt(excerpt: ExcerptLike) -> str:
-    """An excerpt as escaped plain text: per run, a column of upstream line numbers (hidden
-    from copy and screen readers) beside the lines, omission markers between runs, no syntax
-    colours. For the Sources page, where every excerpt is listed and the coloured, anchored
-    version stands on the page that quotes it."""
-    parts: list[str] = []
+def plain_runs(excerpt: ExcerptLike) -> list[tuple[str, str, str]]:
+    """Per run of an excerpt: (omission marker before it or "", line numbers, lines), split on
+    "\n" only so U+2028 and friends stay inside their line. For the Sources page's plain text,
+    where every excerpt is listed and the coloured, anchored version stands on the page that
+    quotes it."""
+    runs: list[tuple[str, str, str]] = []
     previous_last: int | None = None
     for first_line, code in excerpt.blocks:
+        marker = ""
         if previous_last is not None:
             marker = omitted(previous_last, first_line).split("\n", 1)[0]
-            parts.append(f'<p class="itm-plain__omitted">{html.escape(marker)}</p>')
-        lines = code.split("\n")[:-1]  # "\n" only: U+2028 and friends stay inside their line
+        lines = code.split("\n")[:-1]
         numbers = "\n".join(str(first_line + i) for i in range(len(lines)))
-        parts.append(
-            f'<div class="itm-plain__run"><pre class="itm-plain__nos" aria-hidden="true">'
-            f"{numbers}</pre><pre><code>{html.escape(chr(10).join(lines))}</code></pre></div>"
-        )
+        runs.append((marker, numbers, "\n".join(lines)))
         previous_last = first_line + len(lines) - 1
-    label = html.escape(f"{excerpt.path} {excerpt.label.split(' ', 1)[1]}")
-    return (
-        f'<div class="itm-plain" tabindex="0" role="region" aria-label="{label}">'
-        + "".join(parts)
-        + "</div>"
-    )
-
-
-def plain_block(text: str) -> str:
-    """Escaped preformatted text (a citation), in a focusable region since it may scroll."""
-    return f'<div class="itm-plain" tabindex="0"><pre><code>{html.escape(text)}</code></pre></div>'
+    return runs
