@@ -96,5 +96,5 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "forward_predictions": lambda: render.predictions_block(fp()),
         "forward_removals": lambda: render.removal_block(fp()),
         "forward_training": lambda: render.training_block(fp(), url),
-        "forward_howto": lambda: render.howto_block(fp(), _pin(page.site)),
+        "forward_howto": lambda: page.render_block(render.howto_block(fp(), _pin(page.site))),
     }

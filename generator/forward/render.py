@@ -396,35 +396,29 @@ def training_block(fp: ForwardPass, url: Url) -> str:
 
 
 # -- how to get GPT-2's heads ------------------------------------------------------------------------
-def howto_block(fp: ForwardPass, pin: CheckpointPin) -> str:
-    files = " ".join(pin.files)
-    rows = "".join(
-        f"<tr><td><code>{html.escape(f.name)}</code></td><td>{fmt_int(f.size)}</td>"
-        f"<td><code>{f.sha256}</code></td></tr>"
-        for f in pin.files.values()
-    )
-    state = (
-        f"This build found them ({html.escape(fp.source.where)})."
-        if fp.source.is_gpt2
-        else "This build did not find them, so the page above shows the stand-in."
-    )
-    return (
-        f"<p>The page uses GPT-2's weights only at the pinned revision, checked byte for byte. "
-        f"{state}</p>\n"
-        f'<table class="itm-pin"><caption><code>{html.escape(pin.repo)}</code> at '
-        f"<code>{pin.revision}</code> ({html.escape(PINS_FILE)})</caption>"
-        '<thead><tr><th scope="col">file</th><th scope="col">bytes</th>'
-        f'<th scope="col">sha256</th></tr></thead><tbody>{rows}</tbody></table>\n'
-        "<p>The build looks, in this order:</p>\n<ol>\n"
-        f"<li>at a path you give: <code>{pin.env}=/path/to/{WEIGHTS_FILE}</code> (the tokenizer "
-        f"files beside it), or a folder holding all three;</li>\n"
-        "<li>in the Hugging Face cache (<code>HF_HUB_CACHE</code>, <code>HF_HOME</code>, or "
-        f"<code>~/.cache/huggingface/hub</code>), snapshot <code>{pin.revision}</code>;</li>\n"
-        "<li>on the hub, only when you ask: <code>ITM_DOWNLOAD_WEIGHTS=1</code> downloads that "
-        "revision into the cache, resuming a partial download, and verifies it first.</li>\n"
-        "</ol>\n"
-        f"<p>For example: <code>hf download {html.escape(pin.repo)} {files} --revision "
-        f"{pin.revision}</code>, then build again. A file whose sha256 differs is refused, with "
-        f'both hashes in the message. A different prompt: <code>{PROMPT_ENV}="…"</code> (the '
-        "stand-in knows only its own word list).</p>\n"
+@dataclass(frozen=True)
+class Howto(blocks.Block):
+    """The pinned GPT-2 files and where the build looks for them."""
+
+    template: ClassVar[str] = "forward_howto.html"
+    found: str  # where this build found them, "" if it did not
+    repo: str
+    revision: str
+    pins_file: str
+    files: tuple[tuple[str, str, str], ...]  # (name, bytes formatted, sha256)
+    weights_variable: str  # the pin's variable, e.g. ITM_GPT2_WEIGHTS
+    weights_file: str
+    prompt_variable: str
+
+
+def howto_block(fp: ForwardPass, pin: CheckpointPin) -> Howto:
+    return Howto(
+        found=fp.source.where if fp.source.is_gpt2 else "",
+        repo=pin.repo,
+        revision=pin.revision,
+        pins_file=PINS_FILE,
+        files=tuple((f.name, fmt_int(f.size), f.sha256) for f in pin.files.values()),
+        weights_variable=pin.env,
+        weights_file=WEIGHTS_FILE,
+        prompt_variable=PROMPT_ENV,
     )
