@@ -383,9 +383,9 @@ class PageMacros:
                     f"- sha256 of the excerpt text: `{ex.sha256}`\n"
                     f"- Cited on: {pages}\n\n"
                     f'<details class="quote"><summary>Excerpt</summary>'
-                    f"{self._render(plain_excerpt(ex))}</details>\n\n"
+                    f"{self.render_block(plain_excerpt(ex))}</details>\n\n"
                     f'<details class="note"><summary>Cite this excerpt</summary>'
-                    f"{self._render(citation(ex))}</details>\n"
+                    f"{self.render_block(citation(ex))}</details>\n"
                 )
         return "\n".join(parts)
 
