@@ -258,61 +258,75 @@ def gallery_block(fp: ForwardPass, url: Url) -> str:
     )
 
 
-def scores_table(fp: ForwardPass) -> str:
+@dataclass(frozen=True)
+class ScoreRow:
+    anchor: str  # the head's anchor in the gallery
+    label: str  # "5.1"
+    scores: tuple[str, str, str]  # previous-token, induction, first-token (formatted)
+    kinds: str  # what the page points it out as, "–" for nothing
+
+
+@dataclass(frozen=True)
+class ScoresTable(blocks.Block):
+    """Every head's three scores, and what evenly spread attention would score."""
+
+    template: ClassVar[str] = "forward_scores.html"
+    chance: tuple[str, str, str]
+    rows: tuple[ScoreRow, ...]
+
+
+def scores_table(fp: ForwardPass) -> ScoresTable:
     """Every head's three scores, as a table (the gallery's numbers, readable without images)."""
-    rows = []
-    for h in fp.heads:
-        rows.append(
-            f'<tr><td><a href="#{h.anchor}">{h.label}</a></td>'
-            f"<td>{fmt_score(h.previous_token)}</td><td>{fmt_score(h.induction)}</td>"
-            f"<td>{fmt_score(h.first_token)}</td><td>{', '.join(h.kinds) or '–'}</td></tr>"
+    rows = tuple(
+        ScoreRow(
+            anchor=h.anchor,
+            label=h.label,
+            scores=(fmt_score(h.previous_token), fmt_score(h.induction), fmt_score(h.first_token)),
+            kinds=", ".join(h.kinds) or "–",
         )
+        for h in fp.heads
+    )
     chance = fp.chance
-    return (
-        '<details class="itm-scores"><summary>Every head\'s scores</summary>'
-        '<table><thead><tr><th scope="col">head</th><th scope="col">previous-token</th>'
-        '<th scope="col">induction</th><th scope="col">first-token</th>'
-        '<th scope="col">pointed out as</th></tr></thead><tbody>'
-        f'<tr class="itm-scores__chance"><td>even attention</td><td>{fmt_score(chance["previous-token"])}</td>'
-        f"<td>{fmt_score(chance['induction'])}</td><td>{fmt_score(chance['first-token'])}</td><td>–</td></tr>"
-        f"{''.join(rows)}</tbody></table></details>\n"
+    even = (chance["previous-token"], chance["induction"], chance["first-token"])
+    return ScoresTable(
+        chance=(fmt_score(even[0]), fmt_score(even[1]), fmt_score(even[2])), rows=rows
     )
 
 
 # -- predictions -----------------------------------------------------------------------------------
-def predictions_block(fp: ForwardPass) -> str:
-    top = fp.top_next
-    best = max(p for _, p in top)
-    rows = "".join(
-        f"<tr><td>{rank}</td><td><code>{html.escape(show(token))}</code></td>"
-        f'<td class="itm-prob"><span class="itm-prob__bar" style="width:{100 * p / best:.1f}%">'
-        f"</span>{fmt_prob(p)}</td></tr>"
-        for rank, (token, p) in enumerate(top, start=1)
+@dataclass(frozen=True)
+class Predictions(blocks.Block):
+    """The most likely next tokens after the prompt, and the top guess at every position."""
+
+    template: ClassVar[str] = "forward_predictions.html"
+    last: str  # the prompt's last token, shown
+    top: tuple[tuple[int, str, str, str], ...]  # (rank, token, bar width %, probability)
+    steps: tuple[tuple[int, str, str, str], ...]  # (position, token, top guess, actual next)
+    hits: int  # positions whose top guess is the actual next token
+    hits_repeat: int  # of those, inside the repeated phrase
+
+
+def predictions_block(fp: ForwardPass) -> Predictions:
+    best = max(p for _, p in fp.top_next)
+    top = tuple(
+        (rank, show(token), f"{100 * p / best:.1f}", fmt_prob(p))
+        for rank, (token, p) in enumerate(fp.top_next, start=1)
     )
-    last = html.escape(show(fp.tokens[-1]))
-    steps = []
-    for i, token in enumerate(fp.tokens[:-1]):
-        hit = fp.predicted[i] == fp.tokens[i + 1]
-        cls = ' class="is-hit"' if hit else ""
-        steps.append(
-            f"<tr{cls}><td>{i}</td><td><code>{html.escape(show(token))}</code></td>"
-            f"<td><code>{html.escape(show(fp.predicted[i]))}</code></td>"
-            f"<td><code>{html.escape(show(fp.tokens[i + 1]))}</code></td></tr>"
-        )
-    hits = sum(fp.predicted[i] == fp.tokens[i + 1] for i in range(len(fp.tokens) - 1))
+    steps = tuple(
+        (i, show(token), show(fp.predicted[i]), show(fp.tokens[i + 1]))
+        for i, token in enumerate(fp.tokens[:-1])
+    )
     repeated = sorted(fp.repeated)
-    hits_repeat = sum(
-        fp.predicted[i - 1] == fp.tokens[i] for i in repeated if i - 1 >= 0 and i - 1 in repeated
-    )
-    return (
-        f"<p>After the last token, <code>{last}</code>, the model's most likely next tokens:</p>\n"
-        '<table class="itm-top"><thead><tr><th scope="col">#</th><th scope="col">token</th>'
-        f'<th scope="col">probability</th></tr></thead><tbody>{rows}</tbody></table>\n'
-        f'<details class="itm-steps"><summary>The top guess at every position: {hits} of '
-        f"{len(fp.tokens) - 1} right, {hits_repeat} of them inside the repeat</summary>"
-        '<table><thead><tr><th scope="col">position</th><th scope="col">token</th>'
-        '<th scope="col">top guess for the next</th><th scope="col">actual next</th></tr></thead>'
-        f"<tbody>{''.join(steps)}</tbody></table></details>\n"
+    return Predictions(
+        last=show(fp.tokens[-1]),
+        top=top,
+        steps=steps,
+        hits=sum(fp.predicted[i] == fp.tokens[i + 1] for i in range(len(fp.tokens) - 1)),
+        hits_repeat=sum(
+            fp.predicted[i - 1] == fp.tokens[i]
+            for i in repeated
+            if i - 1 >= 0 and i - 1 in repeated
+        ),
     )
 
 
