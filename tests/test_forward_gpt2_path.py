@@ -67,5 +67,5 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     # Random tiny weights make no recognisable head, so there is nothing to remove, and the
     # page says so rather than printing an empty table.
     assert not any(h.kinds for h in fp.heads) and len(fp.removals) == 1
-    assert "nothing to remove" in render.removal_block(fp)
+    assert "nothing to remove" in blocks.render(render.removal_block(fp))
     assert attempts == []

@@ -88,13 +88,13 @@ def macros(page) -> dict[str, Callable[..., str]]:
 
     return {
         "forward_source": lambda: page.render_block(render.source_note(fp(), _pin(page.site))),
-        "forward_tokens": lambda: render.tokens_block(fp()),
+        "forward_tokens": lambda: page.render_block(render.tokens_block(fp())),
         "forward_residual": lambda: render.residual_block(fp()),
         "forward_found": lambda: render.found_block(fp(), url),
         "forward_gallery": lambda: render.gallery_block(fp(), url),
         "forward_scores": lambda: page.render_block(render.scores_table(fp())),
         "forward_predictions": lambda: page.render_block(render.predictions_block(fp())),
-        "forward_removals": lambda: render.removal_block(fp()),
+        "forward_removals": lambda: page.render_block(render.removal_block(fp())),
         "forward_training": lambda: render.training_block(fp(), url),
         "forward_howto": lambda: page.render_block(render.howto_block(fp(), _pin(page.site))),
     }

@@ -94,28 +94,26 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
 
 
 # -- tokens --------------------------------------------------------------------------------------
-def tokens_block(fp: ForwardPass) -> str:
+@dataclass(frozen=True)
+class Tokens(blocks.Block):
+    """The prompt and its tokens, the repeated ones marked."""
+
+    template: ClassVar[str] = "forward_tokens.html"
+    prompt: str
+    tokens: tuple[tuple[str, bool], ...]  # (shown text, its token appeared before)
+    n_repeat: int
+    first_repeat: int | None
+    tokenizer: str
+
+
+def tokens_block(fp: ForwardPass) -> Tokens:
     repeated = fp.repeated
-    items = []
-    for i, token in enumerate(fp.tokens):
-        cls = "itm-token is-repeat" if i in repeated else "itm-token"
-        note = " (its token appeared before)" if i in repeated else ""
-        items.append(
-            f'<li class="{cls}" title="position {i}{note}"><span class="itm-token__pos">{i}</span>'
-            f'<span class="itm-token__text">{html.escape(show(token))}</span></li>'
-        )
-    first_repeat = min(repeated) if repeated else None
-    summary = f"{len(fp.tokens)} tokens, <code>&lt;|endoftext|&gt;</code> first."
-    if first_repeat is not None:
-        summary += (
-            f" The {len(repeated)} marked positions (from position {first_repeat} on) repeat a "
-            "token seen earlier: there an induction head can look up what came next last time."
-        )
-    return (
-        f'<p class="itm-prompt">Prompt: <q>{html.escape(fp.prompt)}</q></p>\n'
-        f'<ol class="itm-tokens" start="0">{"".join(items)}</ol>\n'
-        f'<p class="itm-note">{summary} Tokens: {html.escape(_tokenizer_name(fp))}; '
-        "␣ marks a space.</p>\n"
+    return Tokens(
+        prompt=fp.prompt,
+        tokens=tuple((show(token), i in repeated) for i, token in enumerate(fp.tokens)),
+        n_repeat=len(repeated),
+        first_repeat=min(repeated) if repeated else None,
+        tokenizer=_tokenizer_name(fp),
     )
 
 
@@ -331,41 +329,48 @@ def predictions_block(fp: ForwardPass) -> Predictions:
 
 
 # -- removing heads --------------------------------------------------------------------------------
-def removal_block(fp: ForwardPass) -> str:
+@dataclass(frozen=True)
+class RemovalRow:
+    anchor: str  # the removed head's anchor; "" for the intact model
+    label: str
+    kinds: str
+    right: str  # mean probability of the right answers, formatted
+    hits: int  # repeat positions where the right answer is the top guess
+    top: str  # the top guess after the last token, shown
+    top_prob: str
+
+
+@dataclass(frozen=True)
+class Removals(blocks.Block):
+    """The prompt's predictions with each pointed-out head removed; the intact model first."""
+
+    template: ClassVar[str] = "forward_removals.html"
+    n_repeat: int  # positions where copying gives the right answer
+    last: str  # the prompt's last token, shown
+    rows: tuple[RemovalRow, ...]
+
+
+def removal_block(fp: ForwardPass) -> Removals:
     """The prompt's predictions with each pointed-out head removed, next to the intact model's."""
-    rows = fp.removals
-    n = len(repeat_positions(fp.token_ids))
     kinds = {(h.layer, h.head): h.kinds for h in fp.heads}
-    last = html.escape(show(fp.tokens[-1]))
-    body = []
-    for r in rows:
-        intact = r.layer is None or r.head is None
-        if r.layer is None or r.head is None:
-            head, kind = "none (the intact model)", "–"
-        else:
-            head = f'<a href="#{head_anchor(r.layer, r.head)}">{r.label}</a>'
-            kind = ", ".join(kinds[(r.layer, r.head)])
-        cls = ' class="itm-removal__intact"' if intact else ""
-        body.append(
-            f'<tr{cls} data-head="{r.label}">'
-            f"<td>{head}</td><td>{kind}</td><td>{fmt_prob(r.repeat_prob)}</td>"
-            f"<td>{r.repeat_hits} of {n}</td>"
-            f"<td><code>{html.escape(show(r.last_top))}</code> ({fmt_prob(r.last_top_prob)})</td></tr>"
+    rows = []
+    for r in fp.removals:
+        removed = (r.layer, r.head) if r.layer is not None and r.head is not None else None
+        rows.append(
+            RemovalRow(
+                anchor=head_anchor(*removed) if removed else "",
+                label=r.label,
+                kinds=", ".join(kinds[removed]) if removed else "–",
+                right=fmt_prob(r.repeat_prob),
+                hits=r.repeat_hits,
+                top=show(r.last_top),
+                top_prob=fmt_prob(r.last_top_prob),
+            )
         )
-    if len(rows) == 1:
-        return "<p>No head reaches a threshold on this prompt, so there is nothing to remove.</p>\n"
-    return (
-        f"<p>At {n} positions of the prompt the next token is one that followed the same token "
-        "earlier, so copying from the earlier occurrence gives the right answer. With each "
-        "pointed-out head removed in turn (its output set to zero, nothing else changed), the "
-        "table shows the probability the model gives those right answers on average, how often "
-        f"they are its top guess, and its top guess after the last token, <code>{last}</code>.</p>\n"
-        '<div class="itm-scroll" role="region" aria-label="Predictions with each head removed" '
-        'tabindex="0"><table class="itm-removal"><thead><tr><th scope="col">head removed</th>'
-        '<th scope="col">pointed out as</th><th scope="col">probability of the right answer</th>'
-        '<th scope="col">top guess right</th>'
-        f'<th scope="col">top guess after <code>{last}</code></th></tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>\n"
+    return Removals(
+        n_repeat=len(repeat_positions(fp.token_ids)),
+        last=show(fp.tokens[-1]),
+        rows=tuple(rows),
     )
 
 
