@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.sources.cache import BlobCache
 from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import FetchError, Http
+from generator.store import Store
 
 ASSETS_FILE = "sources/web-assets.toml"
 
@@ -31,30 +31,51 @@ class PackagePin:
 
 
 def load_asset_pins(root: Path) -> dict[str, PackagePin]:
+    """Every [package] table of sources/web-assets.toml, checked field by field."""
     path = root / ASSETS_FILE
-    with path.open("rb") as handle:
-        data = tomllib.load(handle)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"cannot read it ({error})", file=ASSETS_FILE, fix="restore it from git"
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(
+            f"not valid TOML ({error})", file=ASSETS_FILE, fix="fix the syntax"
+        ) from None
     pins = {}
     for name, entry in data.items():
-        missing = {"version", "url", "sha256", "license", "files"} - entry.keys()
-        if missing:
-            raise InputError(
-                f"missing keys {sorted(missing)}",
+
+        def fail(problem: str, name: str = name) -> InputError:
+            return InputError(
+                problem,
                 file=ASSETS_FILE,
                 entry=name,
-                fix="give version, url, sha256, license and files",
+                fix="give version, url, sha256 and license as strings and files as a list of"
+                " globs (see the katex entry)",
             )
-        pins[name] = PackagePin(
-            name=name,
-            **{k: entry[k] for k in ("version", "url", "sha256", "license")},
-            files=tuple(entry["files"]),
-        )
+
+        if not isinstance(entry, dict):
+            raise fail("expected a [table]")
+        missing = {"version", "url", "sha256", "license", "files"} - entry.keys()
+        if missing:
+            raise fail(f"missing keys {sorted(missing)}")
+        texts = {k: entry[k] for k in ("version", "url", "sha256", "license")}
+        for key, value in texts.items():
+            if not isinstance(value, str) or not value:
+                raise fail(f"{key} must be a non-empty string, got {value!r}")
+        if len(texts["sha256"]) != 64 or set(texts["sha256"]) - set("0123456789abcdef"):
+            raise fail(f"sha256 {texts['sha256']!r} is not 64 lowercase hex digits")
+        files = entry["files"]
+        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+            raise fail(f"files must be a list of glob strings, got {files!r}")
+        pins[name] = PackagePin(name=name, **texts, files=tuple(files))
     return pins
 
 
 def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
     """The pinned tarball, from the content-addressed cache or the registry, checked by sha256."""
-    cache = BlobCache(cache_dir)
+    cache = Store(cache_dir)
     cached = cache.get(pin.sha256)
     if cached is not None:
         return cached

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
-import os
 from pathlib import Path
 
 from generator import accounting
@@ -250,20 +248,21 @@ def figure_files(cache_dir: Path | None = None) -> dict[str, bytes]:
 
 def cached_files(cache_dir: Path, key: str, render) -> dict[str, bytes]:
     """Files by site path: the ones cached under `key` (a hash of everything they depend on) when
-    all are still there, else render() and cache the result."""
-    from generator.sources.cache import BlobCache
+    all are still there and intact, else render() and cache the result.
 
-    blobs = BlobCache(cache_dir)
-    index = cache_dir / "figures" / f"{key}.json"
-    if index.exists():
-        paths = json.loads(index.read_text())
-        cached = {path: blobs.get(sha) for path, sha in paths.items()}
+    The index lists the paths; each file is its own entry keyed by (key, path), so an entry can
+    only ever be read back for the path it was rendered for.
+    """
+    from generator.store import Store, key_of
+
+    store = Store(cache_dir)
+    paths = store.get_json("figures", key)
+    if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
+        cached = {path: store.get_entry("figure", key_of(key, path)) for path in paths}
         if all(data is not None for data in cached.values()):
             return cached  # type: ignore[return-value]
     files = render()
-    paths = {path: blobs.put(data) for path, data in files.items()}
-    index.parent.mkdir(parents=True, exist_ok=True)
-    tmp = index.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(paths, sort_keys=True))
-    os.replace(tmp, index)
+    for path, data in files.items():
+        store.put_entry("figure", key_of(key, path), data)
+    store.put_json("figures", key, sorted(files))
     return files

@@ -5,7 +5,7 @@
     assert serious(results) == []           # no serious or critical violations
 
 The tarball is kept in the project's content-addressed cache (.cache/sha256/..., the same
-BlobCache generator/assets.py uses for KaTeX), so only the first run touches the network.
+Store generator/assets.py uses for KaTeX), so only the first run touches the network.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import tarfile
 
 import pytest
 
-from generator.sources.cache import BlobCache
 from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import FetchError, Http
+from generator.store import Store
 from tests.site_helpers import ROOT
 
 AXE_VERSION = "4.10.3"
@@ -29,8 +29,8 @@ AXE_MEMBER = "package/axe.min.js"
 BLOCKING = ("serious", "critical")
 
 
-def cache() -> BlobCache:
-    return BlobCache(os.environ.get("ITM_CACHE_DIR") or ROOT / ".cache")
+def cache() -> Store:
+    return Store(os.environ.get("ITM_CACHE_DIR") or ROOT / ".cache")
 
 
 @functools.cache

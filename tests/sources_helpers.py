@@ -166,12 +166,18 @@ def excerpt_table(
 
 
 def mirror_table(
-    package: str, version: str, filename: str, archive: bytes, member: str, path: str = PATH
+    package: str,
+    version: str,
+    filename: str,
+    archive: bytes,
+    member: str,
+    path: str = PATH,
+    offset: int = 0,
 ) -> str:
     return (
         f'\n[[mirrors]]\nrepo = "{REPO}"\npath = "{path}"\npackage = "{package}"\n'
         f'version = "{version}"\nfilename = "{filename}"\nsha256 = "{sha256(archive)}"\n'
-        f'member = "{member}"\n'
+        f'member = "{member}"\n' + (f"offset = {offset}\n" if offset else "")
     )
 
 

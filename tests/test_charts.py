@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from generator.charts import attention_crossover, figure_files, params_figure, render_all
+from generator.charts import (
+    attention_crossover,
+    cached_files,
+    figure_files,
+    params_figure,
+    render_all,
+)
 from generator.config import CONFIGS, SIZES
 
 pytestmark = pytest.mark.slow
@@ -43,11 +49,9 @@ def test_params_figure_states_the_model_total_from_transformers() -> None:
 def test_cached_figures_equal_fresh_ones_and_a_corrupt_cache_is_rebuilt(tmp_path: Path) -> None:
     fresh = render_all()
     assert figure_files(tmp_path) == fresh  # renders and caches
-    blob = next((tmp_path / "sha256").rglob("*"), None)
-    while blob is not None and blob.is_dir():
-        blob = next(blob.iterdir())
-    blob.write_bytes(b"corrupt")
-    assert figure_files(tmp_path) == fresh  # the corrupt blob is detected, figures re-rendered
+    entry = next(p for p in (tmp_path / "figure").rglob("*") if p.is_file())
+    entry.write_bytes(entry.read_bytes().replace(b"<svg", b"<SVG", 1))
+    assert figure_files(tmp_path) == fresh  # the corrupt entry is detected, figures re-rendered
     assert all(re.match(rb"<\?xml", data) for data in fresh.values())
 
 
@@ -64,3 +68,33 @@ def test_decode_figure_states_the_counted_crossover_and_ratio(name: str) -> None
     assert f"at t = {acc.cache_crossover(cfg):,}" in text
     ratio = acc.decode_flops(cfg, 1024, cached=False) / acc.decode_flops(cfg, 1024, cached=True)
     assert f"no cache costs {ratio:,.0f}× more" in text
+
+
+def _cache_files(tmp_path: Path, calls: list[int]) -> dict[str, bytes]:
+    def render() -> dict[str, bytes]:
+        calls.append(1)
+        return {"figures/a-small.svg": b"<svg>small</svg>", "figures/a-xl.svg": b"<svg>xl</svg>"}
+
+    return cached_files(tmp_path, "ab" * 32, render)
+
+
+def test_swapped_figure_entries_are_never_served_for_the_other_path(tmp_path: Path) -> None:
+    """Issue 11: swapping two cached figures put GPT-2 XL's figure in the small tab."""
+    calls: list[int] = []
+    first = _cache_files(tmp_path, calls)
+    small, xl = (p for p in (tmp_path / "figure").rglob("*") if p.is_file())
+    a, b = small.read_bytes(), xl.read_bytes()
+    small.write_bytes(b)
+    xl.write_bytes(a)
+    assert _cache_files(tmp_path, calls) == first and len(calls) == 2  # rebuilt, right files
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{not json", b"\x00\xff" * 40, b'[1, {"a": 2}]'])
+def test_a_garbage_index_is_discarded_and_rebuilt(tmp_path: Path, garbage: bytes, caplog) -> None:
+    calls: list[int] = []
+    first = _cache_files(tmp_path, calls)
+    (index,) = (p for p in (tmp_path / "figures").rglob("*") if p.is_file())
+    index.write_bytes(garbage)
+    assert _cache_files(tmp_path, calls) == first and len(calls) == 2
+    assert any("discarded" in r.getMessage() for r in caplog.records)
+    assert _cache_files(tmp_path, calls) == first and len(calls) == 2  # and cached again

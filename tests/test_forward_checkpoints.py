@@ -126,9 +126,21 @@ def test_a_hash_mismatch_is_refused_naming_both_hashes(tmp_path, tiny, offline):
 
 def test_a_tokenizer_file_that_differs_is_refused_too(tmp_path, tiny, offline):
     paths, pin = tiny
-    paths["merges.txt"].write_text("#version: 0.2\nĠ t\n", encoding="utf-8")
+    same_size = paths["merges.txt"].read_bytes().replace(b"t", b"u")
+    paths["merges.txt"].write_bytes(same_size)
     with pytest.raises(InputError, match=sha256_file(paths["merges.txt"])):
         find(tmp_path, pin, str(paths["model.safetensors"].parent))
+
+
+def test_a_file_of_another_size_is_refused_before_hashing(tmp_path, tiny, offline, monkeypatch):
+    paths, pin = tiny
+    paths["merges.txt"].write_text("#version: 0.2\nĠ t\n", encoding="utf-8")
+    hashed = []
+    real = checkpoints.sha256_of
+    monkeypatch.setattr(checkpoints, "sha256_of", lambda p, c: hashed.append(p) or real(p, c))
+    with pytest.raises(InputError, match="has 19 bytes, the pinned merges.txt .* has 55"):
+        find(tmp_path, pin, str(paths["model.safetensors"].parent))
+    assert paths["merges.txt"] not in hashed
 
 
 def test_a_missing_user_path_says_what_to_do(tmp_path, tiny, offline):
@@ -148,21 +160,31 @@ def test_missing_tokenizer_files_are_named(tmp_path, tiny, offline):
         find(tmp_path, pin, str(paths["model.safetensors"]))
 
 
-def test_the_hash_is_remembered_by_path_size_and_mtime(tmp_path, tiny):
+def test_the_hash_is_remembered_only_for_the_same_file(tmp_path, tiny):
     paths, _ = tiny
     path, cache = paths["model.safetensors"], tmp_path / "cache"
     first = sha256_of(path, cache)
     assert first == sha256_file(path)
+    assert sha256_of(path, cache) == first  # remembered
     stat = path.stat()
-    # Same size and mtime, different bytes: the remembered hash is returned without reading.
+    # Same size and mtime, different bytes: the write changed the inode's ctime, so it is hashed
+    # again (touching mtime back cannot fool the memo).
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF
     path.write_bytes(bytes(data))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert sha256_of(path, cache) == first
-    # A new mtime makes it hash again.
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     assert sha256_of(path, cache) == sha256_file(path) != first
+
+
+def test_a_forged_memo_is_not_believed(tmp_path, tiny):
+    """Entries are keyed by the file's identity and carry a digest of their content: an edited
+    memo (the forged hash of issue 11) is discarded, and the file is hashed."""
+    paths, _ = tiny
+    path, cache = paths["model.safetensors"], tmp_path / "cache"
+    truth = sha256_of(path, cache)
+    (memo,) = [p for p in (cache / "sha256_memo").rglob("*") if p.is_file()]
+    memo.write_bytes(memo.read_bytes().replace(truth.encode(), b"0" * 64))
+    assert sha256_of(path, cache) == truth
 
 
 def test_download_is_opt_in_exact_revision_and_verified(tmp_path, tiny, offline, monkeypatch):

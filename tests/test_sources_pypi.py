@@ -9,11 +9,11 @@ import pytest
 
 from generator.errors import InputError
 from generator.settings import Settings
-from generator.sources.cache import BlobCache
 from generator.sources.fetch import NetSettings
 from generator.sources.lock import load_lock
 from generator.sources.pypi import SIMPLE_JSON
 from generator.sources.resolve import Resolver
+from generator.store import Store
 from tests.sources_helpers import (
     TOY_V1,
     Reply,
@@ -63,7 +63,12 @@ WHEEL_MIRROR = mirror_table(
     "toy-mirror", "1.0", "toy_mirror-1.0-py3-none-any.whl", WHEEL, "toy_mirror/toy.py"
 )
 SDIST_MIRROR = mirror_table(
-    "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST, "toy-vendor-2.0/toy_vendor/toy.py"
+    "toy_vendor",
+    "2.0",
+    "toy-vendor-2.0.tar.gz",
+    SDIST,
+    "toy-vendor-2.0/toy_vendor/toy.py",
+    offset=2,
 )
 
 
@@ -98,7 +103,7 @@ def test_wheel_mirror_at_the_same_lines(tmp_path: Path) -> None:
     # one index query (PEP 691 JSON) and one download serve every excerpt
     assert server.hits == ["/simple/toy-mirror/", "/files/toy_mirror-1.0-py3-none-any.whl"]
     assert server.accepts[0] == SIMPLE_JSON
-    assert BlobCache(tmp_path / "cache").get(sha256(WHEEL)) == WHEEL
+    assert Store(tmp_path / "cache").get(sha256(WHEEL)) == WHEEL
 
 
 def test_shifted_sdist_mirror_keeps_upstream_line_numbers(tmp_path: Path) -> None:
@@ -113,6 +118,19 @@ def test_shifted_sdist_mirror_keeps_upstream_line_numbers(tmp_path: Path) -> Non
     assert two.resolved_from == "pypi:toy_vendor==2.0"
     assert excerpts["toy.render"].label == f"toy.py {RENDER[0]}–{RENDER[1]}"
     assert server.hits[0] == "/simple/toy-vendor/"  # PEP 503 name normalization
+
+
+def test_a_shift_the_lock_does_not_declare_is_refused(tmp_path: Path) -> None:
+    """Lines moved in the lock must be confirmed where they are: a mirror that carries the text
+    at other line numbers than it declares does not vouch for it."""
+    undeclared = mirror_table(
+        "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST, "toy-vendor-2.0/toy_vendor/toy.py"
+    )
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, undeclared)
+        with pytest.raises(InputError, match="do not hash to"):
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
 
 
 def test_first_mirror_without_the_lines_falls_to_the_next(tmp_path: Path) -> None:
@@ -164,7 +182,7 @@ def test_downloaded_bytes_must_hash_to_the_lock(tmp_path: Path) -> None:
         lock = make_lock(tmp_path, WHEEL_MIRROR)
         with pytest.raises(InputError, match="downloaded with sha256 .* not used"):
             registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
-    assert BlobCache(tmp_path / "cache").get(sha256(forged)) is None
+    assert Store(tmp_path / "cache").get(sha256(forged)) is None
 
 
 def test_no_placement_matches(tmp_path: Path) -> None:
@@ -176,7 +194,7 @@ def test_no_placement_matches(tmp_path: Path) -> None:
             registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.wrong"))
     error = caught.value
     assert error.entry == "toy.wrong"
-    assert f"no placement of lines {HELPER[0]}–{HELPER[1]}" in error.problem
+    assert f"lines {HELPER[0]}–{HELPER[1]} of toy_mirror/toy.py do not hash to" in error.problem
     assert "[[mirrors]]" in error.fix and "itm pin toy.wrong --replace" in error.fix
 
 

@@ -19,11 +19,11 @@ import pytest
 
 from generator.errors import InputError
 from generator.sources import DEFAULT_LOCK, Excerpt, load_lock, omission_marker, resolve_all
-from generator.sources.cache import BlobCache
 from generator.sources.fetch import NetSettings
 from generator.sources.lock import REPO_ROOT, Lock
 from generator.sources.pypi import read_member
 from generator.sources.symbols import symbol_range
+from generator.store import Store
 
 PYPI = "https://pypi.org/simple"
 SEED_003 = REPO_ROOT.parent / "shared" / "seeds" / "003_eae0eb8e5315b14b.txt"
@@ -62,7 +62,7 @@ def excerpts(lock: Lock, cache_dir: Path) -> dict[str, Excerpt]:
 def mirror_lines(lock: Lock, cache_dir: Path, package: str) -> list[str]:
     """A mirror's member file, from the archive the resolution cached (checked by its hash)."""
     mirror = next(m for m in lock.mirrors if m.package == package)
-    archive = BlobCache(cache_dir).get(mirror.sha256)
+    archive = Store(cache_dir).get(mirror.sha256)
     assert archive is not None, f"{mirror.spec} was not cached"
     return read_member(archive, mirror).decode("utf-8").split("\n")
 

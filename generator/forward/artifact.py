@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.forward.checkpoints import PINS_FILE, write_atomic
+from generator.forward.checkpoints import PINS_FILE
+from generator.store import write_atomic
 
 HEX = re.compile(r"[0-9a-f]{64}")
 

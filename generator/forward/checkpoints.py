@@ -9,25 +9,22 @@ Resolution order for a pinned checkpoint (sources/checkpoints.toml):
    not offline; the caller decides both from the build's settings.
 Otherwise: None, and the page shows a stand-in. A file whose bytes do not hash to the pin is
 refused with both hashes in the message. Hashing 548 MB takes seconds, so each result is
-remembered by (path, size, mtime) in the cache directory.
+remembered in the cache by the file's path, inode, size and times.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import InputError
+from generator.store import Store, key_of
 
 PINS_FILE = "sources/checkpoints.toml"
 WEIGHTS_FILE = "model.safetensors"
 DOWNLOAD_ENV = "ITM_DOWNLOAD_WEIGHTS"
-HASH_CACHE = "checkpoints/sha256.json"  # under the build cache (.cache/)
 CHUNK = 1 << 20
 
 
@@ -143,60 +140,67 @@ def _pin(key: str, table: dict, where: str) -> CheckpointPin:
     )
 
 
-# -- hashing, remembered by (path, size, mtime) -----------------------------------------------------
+# -- hashing, remembered by the file's identity -----------------------------------------------------
 def sha256_of(path: Path, cache_dir: Path) -> str:
-    """sha256 of the file's bytes; computed once per (resolved path, size, mtime_ns)."""
+    """sha256 of the file's bytes; remembered per (resolved path, device, inode, size, mtime_ns,
+    ctime_ns), so replacing, editing or even touching the file hashes it afresh."""
     real = Path(path).resolve()
     stat = real.stat()
-    store = cache_dir / HASH_CACHE
-    known = _read_json(store)
-    entry = known.get(str(real))
-    if entry and entry.get("size") == stat.st_size and entry.get("mtime_ns") == stat.st_mtime_ns:
-        return entry["sha256"]
+    identity = [
+        str(real),
+        stat.st_dev,
+        stat.st_ino,
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ctime_ns,
+    ]
+    store = Store(cache_dir)
+    key = key_of("checkpoint-sha256", identity)
+    memo = store.get_json("sha256_memo", key)
+    if isinstance(memo, dict) and memo.get("identity") == identity:
+        sha = memo.get("sha256")
+        if isinstance(sha, str) and len(sha) == 64:
+            return sha
     digest = hashlib.sha256()
     with real.open("rb") as handle:
         while chunk := handle.read(CHUNK):
             digest.update(chunk)
     sha = digest.hexdigest()
-    known = _read_json(store)  # re-read: another build may have added entries meanwhile
-    known[str(real)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha}
-    write_atomic(store, json.dumps(known, indent=1, sort_keys=True).encode())
+    store.put_json("sha256_memo", key, {"identity": identity, "sha256": sha})
     return sha
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same folder and a rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def verify(
     path: Path, pinned: PinnedFile, pin: CheckpointPin, cache_dir: Path, origin: str
 ) -> None:
-    """Raise InputError unless the file's bytes hash to the pin."""
-    actual = sha256_of(path, cache_dir)
+    """Raise InputError unless the file's bytes hash to the pin (its size is checked first)."""
+    where = f"{pinned.name} at {pin.repo} revision {pin.revision} (found via {origin})"
+    fix = (
+        f"use the file of exactly that revision, or unset {pin.env} / remove the file so the "
+        "page falls back to the stand-in"
+    )
+    entry = f"checkpoints.{pin.key}.files.{pinned.name} in {PINS_FILE}"
+    try:
+        size = Path(path).stat().st_size
+        if not Path(path).is_file():
+            raise IsADirectoryError(f"{path} is not a file")
+    except OSError as error:
+        raise InputError(f"cannot read it: {error}", file=str(path), entry=entry, fix=fix) from None
+    if size != pinned.size:
+        raise InputError(
+            f"it has {size:,} bytes, the pinned {where} has {pinned.size:,}",
+            file=str(path),
+            entry=entry,
+            fix=fix,
+        )
+    try:
+        actual = sha256_of(path, cache_dir)
+    except OSError as error:
+        raise InputError(f"cannot read it: {error}", file=str(path), entry=entry, fix=fix) from None
     if actual == pinned.sha256:
         return
-    size = Path(path).stat().st_size
-    sizes = f"; it has {size:,} bytes, the pin {pinned.size:,}" if size != pinned.size else ""
     raise InputError(
-        f"sha256 {actual} does not match the pinned sha256 {pinned.sha256} "
-        f"of {pinned.name} at {pin.repo} revision {pin.revision}{sizes} (found via {origin})",
+        f"sha256 {actual} does not match the pinned sha256 {pinned.sha256} of {where}",
         file=str(path),
         entry=f"checkpoints.{pin.key}.files.{pinned.name} in {PINS_FILE}",
         fix=f"use the file of exactly that revision, or unset {pin.env} / remove the file so the "

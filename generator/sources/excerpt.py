@@ -7,16 +7,12 @@ range is kept byte for byte and ends with "\\n"; the runs are concatenated.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from generator.sources.lock import Range, Repo, format_ranges
+from generator.store import sha256_hex
 
-
-def sha256_hex(data: bytes | str) -> str:
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    return hashlib.sha256(data).hexdigest()
+__all__ = ["sha256_hex"]  # re-exported: the sources modules hash excerpt text with it
 
 
 def split_lines(text: str) -> list[str]:

@@ -12,14 +12,13 @@ and the fix. `dump_lock` writes the same canonical text back (used by `itm pin` 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.errors import InputError
+from generator.store import write_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_LOCK = REPO_ROOT / "sources" / "lock.toml"
@@ -48,6 +47,7 @@ _SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 _REPO_KEYS = ("url", "commit", "license")
 _MIRROR_KEYS = ("repo", "path", "package", "version", "filename", "sha256", "member", "note")
+_MIRROR_PLACEMENT = ("lines", "offset")  # optional: where the mirror vouches for upstream lines
 _EXCERPT_KEYS = ("id", "repo", "path", "symbol", "lines", "sha256", "evidence_level", "evidence")
 
 
@@ -77,6 +77,14 @@ class Mirror:
     sha256: str  # of the archive; checked against this, not only the index
     member: str  # path of the file inside the archive
     note: str = ""
+    lines: tuple[Range, ...] = ()  # upstream lines it carries verbatim; () means the whole file
+    offset: int = 0  # mirror line = upstream line + offset
+
+    def carries(self, ranges: tuple[Range, ...]) -> bool:
+        """Whether every range lies inside one of the upstream windows this mirror vouches for."""
+        return not self.lines or all(
+            any(a >= lo and b <= hi for lo, hi in self.lines) for a, b in ranges
+        )
 
     @property
     def spec(self) -> str:
@@ -293,9 +301,13 @@ def _check_sha256(value: str, entry: str, fail, what: str) -> None:
 
 def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirror:
     entry = f"mirrors[{index}]"
-    _check_keys(table, _MIRROR_KEYS, entry, fail)
+    _check_keys(table, _MIRROR_KEYS + _MIRROR_PLACEMENT, entry, fail)
     values = {key: _string(table, key, entry, fail, required=key != "note") for key in _MIRROR_KEYS}
-    mirror = Mirror(**values)
+    offset = table.get("offset", 0)
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        raise fail(entry, f"offset {offset!r} is not a whole number", "write offset = 2 (or 0)")
+    lines = _parse_ranges(table.get("lines"), entry, fail)
+    mirror = Mirror(**values, lines=lines, offset=offset)
     entry = f"mirror {mirror.spec}"
     if mirror.repo not in repos:
         raise fail(entry, f"unknown repo {mirror.repo!r}", _known_repos_fix(repos))
@@ -456,6 +468,10 @@ def dump_lock(lock: Lock) -> str:
             value = getattr(mirror, key)
             if key != "note" or value:
                 out.append(f"{key} = {_toml_str(value)}\n")
+        if mirror.lines:
+            out.append(f"lines = [{', '.join(f'[{a}, {b}]' for a, b in mirror.lines)}]\n")
+        if mirror.offset:
+            out.append(f"offset = {mirror.offset}\n")
     for pin in lock.pins:
         out.append("\n[[excerpts]]\n")
         out.append(f"id = {_toml_str(pin.id)}\n")
@@ -477,12 +493,4 @@ def write_lock(lock: Lock, path: Path | None = None) -> None:
     path = Path(path or lock.path)
     text = dump_lock(lock)
     parse_lock(text, path)  # never write a lock that would not load
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"))

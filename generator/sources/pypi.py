@@ -13,10 +13,10 @@ import tarfile
 import zipfile
 from urllib.parse import urljoin
 
-from generator.sources.cache import BlobCache
 from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import Http
 from generator.sources.lock import Mirror
+from generator.store import Store
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -30,11 +30,14 @@ def project_url(base: str, package: str) -> str:
     return f"{base.rstrip('/')}/{normalized}/"
 
 
-def archive_bytes(mirror: Mirror, http: Http, cache: BlobCache, base: str) -> bytes:
-    """The mirror's archive, from the cache or the index; always hashing to mirror.sha256."""
+def archive_bytes(mirror: Mirror, http: Http | None, cache: Store, base: str) -> bytes:
+    """The mirror's archive, from the cache or the index (http None: offline, cache only);
+    always hashing to mirror.sha256."""
     cached = cache.get(mirror.sha256)
     if cached is not None:
         return cached
+    if http is None:
+        raise MirrorError(f"{mirror.filename} is not in the cache (offline)")
     index_url = project_url(base, mirror.package)
     raw = http.get(index_url, headers={"Accept": SIMPLE_JSON})
     try:

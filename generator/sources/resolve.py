@@ -16,12 +16,10 @@ from urllib.parse import quote
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, Settings
-from generator.sources.cache import BlobCache
 from generator.sources.excerpt import (
     Excerpt,
     cut,
     decode,
-    find_placement,
     fits,
     make_blocks,
     sha256_hex,
@@ -31,9 +29,9 @@ from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
 from generator.sources.lock import Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
 from generator.sources.symbols import SymbolError, symbol_range
+from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "github", "pypi")
-NETWORK_SOURCES = frozenset({"github", "pypi"})
 
 Log = Callable[[str], None]
 Found = tuple[str, tuple[Range, ...], str]  # excerpt text, its ranges, where it came from
@@ -70,9 +68,10 @@ class Resolver:
             raise ValueError(f"unknown sources {sorted(unknown)}; known: {SOURCES}")
         self.lock = lock
         self.offline = offline
-        self.sources = tuple(s for s in sources if not (offline and s in NETWORK_SOURCES))
+        # offline: no GitHub; mirrors only from archives already in the cache
+        self.sources = tuple(s for s in sources if not (offline and s == "github"))
         self.log: Log = log or (lambda message: None)
-        self.cache = BlobCache(cache_dir, log=self.log)
+        self.cache = Store(cache_dir)
         self.git_dirs = dict(git_dirs or {})
         self.github_base = (github_base or DEFAULT_GITHUB_RAW).rstrip("/")
         self.pypi_base = (pypi_base or DEFAULT_PYPI_SIMPLE).rstrip("/")
@@ -114,8 +113,8 @@ class Resolver:
         else:
             raise self._unresolved(pin, tried)
         text, ranges, origin = found
-        if origin != "cache":
-            self.cache.put(text.encode("utf-8"))
+        if origin != "cache" and ranges == pin.ranges:
+            self.cache.put_entry("excerpts", location_key(pin, repo), text.encode("utf-8"))
         return Excerpt(
             id=pin.id,
             repo=repo,
@@ -131,17 +130,20 @@ class Resolver:
         )
 
     def _via_cache(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
+        """Text verified earlier at exactly this location (repo, commit, path, lines, sha256)."""
         if not pin.ranges:
             tried.append("cache: the lock records no lines for this symbol yet")
             return None
-        data = self.cache.get(pin.sha256)  # re-verified: its bytes hash to its name
+        data = self.cache.get_entry("excerpts", location_key(pin, repo))
         if data is None:
-            tried.append("cache: not cached")
+            tried.append("cache: not cached for these lines at this commit")
             return None
-        text = decode(data, "cache entry")
+        text = data.decode("utf-8", errors="replace")
         needed = sum(b - a + 1 for a, b in pin.ranges)
-        if len(split_lines(text)) != needed or not text.endswith("\n"):
-            tried.append(f"cache: entry has {len(split_lines(text))} lines, the pin needs {needed}")
+        if sha256_hex(data) != pin.sha256 or len(split_lines(text)) != needed:
+            self.cache.discard(self.cache.entry_path("excerpts", location_key(pin, repo)),
+                               f"it does not hold the pinned text of {pin.id}")  # fmt: skip
+            tried.append("cache: entry discarded (not the pinned text)")
             return None
         return text, pin.ranges, "cache"
 
@@ -168,20 +170,25 @@ class Resolver:
             tried.append("pypi: the lock records no lines for this symbol (mirrors check lines)")
             return None
         for mirror in mirrors:
+            if not mirror.carries(pin.ranges):
+                tried.append(
+                    f"pypi:{mirror.spec}: carries upstream lines {format_ranges(mirror.lines)},"
+                    f" not {format_ranges(pin.ranges)}"
+                )
+                continue
             lines = self._mirror_lines(mirror)
             if isinstance(lines, str):
                 tried.append(f"pypi:{mirror.spec}: {lines}")
                 continue
-            shift = find_placement(lines, pin.ranges, pin.sha256)
-            if shift is None:
+            text = "".join(cut(lines, pin.ranges, mirror.offset))
+            if not fits(lines, pin.ranges, mirror.offset) or sha256_hex(text) != pin.sha256:
+                at = f" (at {mirror.offset:+d})" if mirror.offset else ""
                 tried.append(
-                    f"pypi:{mirror.spec}: no placement of lines {format_ranges(pin.ranges)}"
-                    f" in {mirror.member} hashes to {pin.sha256[:12]}…"
+                    f"pypi:{mirror.spec}: lines {format_ranges(pin.ranges)}{at} of {mirror.member}"
+                    f" do not hash to {pin.sha256[:12]}…"
                 )
                 continue
-            if shift:
-                self.log(f"{pin.id}: {mirror.spec} has these lines shifted by {shift:+d}")
-            return "".join(cut(lines, pin.ranges, shift)), pin.ranges, f"pypi:{mirror.spec}"
+            return text, pin.ranges, f"pypi:{mirror.spec}"
         return None
 
     def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile) -> Found:
@@ -306,7 +313,8 @@ class Resolver:
     def _mirror_lines(self, mirror: Mirror) -> list[str] | str:
         if mirror not in self._mirrors:
             try:
-                archive = archive_bytes(mirror, self.http, self.cache, self.pypi_base)
+                http = None if self.offline else self.http
+                archive = archive_bytes(mirror, http, self.cache, self.pypi_base)
                 text = decode(read_member(archive, mirror), f"{mirror.filename}:{mirror.member}")
                 self._mirrors[mirror] = split_lines(text)
             except FetchError as error:
@@ -323,7 +331,8 @@ class Resolver:
     def _unresolved(self, pin: Pin, tried: list[str]) -> InputError:
         if self.offline:
             fix = (
-                "run once without --offline (registry mirrors fill the cache), or pass"
+                "the cache holds neither this text nor a mirror archive that carries it: build"
+                " once with PyPI reachable (the mirrors fill the cache), or pass"
                 f" --git {pin.repo}=DIR with a clone that has the commit"
             )
         else:
@@ -353,6 +362,11 @@ def resolve_all(
         lock, cache_dir=cache_dir, offline=offline, git_dirs=git_dirs, log=log, **options
     )
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
+
+
+def location_key(pin: Pin, repo: Repo) -> str:
+    """The cache key of an excerpt: valid only for this repo, commit, path, lines and hash."""
+    return key_of("excerpt", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256)
 
 
 def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:

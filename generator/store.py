@@ -1,0 +1,190 @@
+"""The one storage module for every build cache: atomic writes, verified reads, discard-and-rebuild.
+
+Two kinds of entry live under one cache directory:
+
+- blobs, named by the sha256 of their bytes (CACHE/sha256/ab/abcdef…): pinned archives, npm
+  tarballs. A read re-hashes the bytes; the name is the proof.
+- keyed entries (CACHE/<kind>/ab/<key>), where the key is a sha256 of everything the content
+  depends on (inputs, or a pinned location). Each file starts with one header line naming its
+  kind, its key and the sha256 and size of the payload; a read checks all four, so a truncated,
+  edited, swapped or foreign entry is never returned.
+
+Whatever is wrong with an entry (bad hash, garbage, a directory in its place, unreadable), it is
+discarded with a one-line warning on the "itm.cache" logger and the caller rebuilds it: a cache
+problem never stops a build. A cache that cannot be written (read-only) is warned about once and
+the build goes on without caching. Writes go to a temp file in the same folder, are fsynced and
+renamed into place, so no reader ever sees a partial file.
+
+The cache defends against corruption, interrupted writes, stale and mixed-up entries; whoever can
+write both an entry and its header on purpose can also edit the generator itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from generator.errors import InputError
+
+LOG = logging.getLogger("itm.cache")  # outside "mkdocs.*": a cache warning must not fail --strict
+HEADER = b"itm-store/1 "
+_HEX = frozenset("0123456789abcdef")
+
+
+def sha256_hex(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def key_of(*parts: object) -> str:
+    """A cache key: the sha256 of the parts as canonical JSON."""
+    return sha256_hex(json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, fsync, then rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _is_hex64(value: str) -> bool:
+    return len(value) == 64 and set(value) <= _HEX
+
+
+class Store:
+    """One cache directory. Every method is safe to call when the cache is damaged or read-only."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise InputError(
+                f"the cache directory {self.root} is a file, not a directory",
+                file=str(self.root),
+                fix="point ITM_CACHE_DIR at a directory (or remove the file); the build fills it",
+            )
+        self._unwritable = False
+
+    # -- blobs: named by their own sha256 ----------------------------------------------------------
+    def path_for(self, sha256: str) -> Path:
+        return self.root / "sha256" / sha256[:2] / sha256
+
+    def get(self, sha256: str) -> bytes | None:
+        """The blob whose bytes hash to `sha256`, or None (absent, or discarded as damaged)."""
+        path = self.path_for(sha256)
+        data = self._read(path)
+        if data is None:
+            return None
+        if sha256_hex(data) != sha256:
+            self.discard(path, "its bytes no longer hash to its name")
+            return None
+        return data
+
+    def put(self, data: bytes) -> str:
+        """Store `data` under its sha256 (atomically); returns the hash."""
+        sha256 = sha256_hex(data)
+        self._write(self.path_for(sha256), data)
+        return sha256
+
+    # -- keyed entries: header line + payload --------------------------------------------------------
+    def entry_path(self, kind: str, key: str) -> Path:
+        if not _is_hex64(key) or not kind.isidentifier():
+            raise ValueError(f"cache keys are 64 hex digits and kinds identifiers: {kind}/{key}")
+        return self.root / kind / key[:2] / key
+
+    def get_entry(self, kind: str, key: str) -> bytes | None:
+        """The payload stored under (kind, key) if its header vouches for exactly it, else None."""
+        path = self.entry_path(kind, key)
+        data = self._read(path)
+        if data is None:
+            return None
+        head, newline, payload = data.partition(b"\n")
+        try:
+            fields = json.loads(head.removeprefix(HEADER)) if head.startswith(HEADER) else None
+        except ValueError:
+            fields = None
+        expected = {"kind": kind, "key": key, "size": len(payload), "sha256": sha256_hex(payload)}
+        if not newline or fields != expected:
+            self.discard(path, "its header does not vouch for its content")
+            return None
+        return payload
+
+    def put_entry(self, kind: str, key: str, payload: bytes) -> None:
+        header = {"kind": kind, "key": key, "size": len(payload), "sha256": sha256_hex(payload)}
+        line = HEADER + json.dumps(header, sort_keys=True).encode() + b"\n"
+        self._write(self.entry_path(kind, key), line + payload)
+
+    def get_json(self, kind: str, key: str) -> object | None:
+        payload = self.get_entry(kind, key)
+        if payload is None:
+            return None
+        try:
+            return json.loads(payload)
+        except ValueError:
+            self.discard(self.entry_path(kind, key), "it is not JSON")
+            return None
+
+    def put_json(self, kind: str, key: str, value: object) -> None:
+        self.put_entry(kind, key, json.dumps(value, sort_keys=True).encode())
+
+    # -- damage control ------------------------------------------------------------------------------
+    def discard(self, path: Path, why: str) -> None:
+        """Remove a damaged entry (a file or whatever sits in its place) with a one-line warning."""
+        LOG.warning("Inside the Model: cache entry %s discarded (%s); rebuilding it", path, why)
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as error:
+            LOG.warning("Inside the Model: cannot remove %s (%s)", path, error.strerror or error)
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:  # a file where a folder of the layout should be
+            self.discard(self._blocking_parent(path), "a file stands where a folder belongs")
+            return None
+        except OSError as error:  # a directory in its place, unreadable, I/O error
+            self.discard(path, f"unreadable: {error.strerror or error}")
+            return None
+
+    def _blocking_parent(self, path: Path) -> Path:
+        for parent in path.parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            if parent.exists() and not parent.is_dir():
+                return parent
+        return path
+
+    def _write(self, path: Path, data: bytes) -> None:
+        if self._unwritable:
+            return
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            write_atomic(path, data)
+        except OSError as error:
+            self._unwritable = True
+            LOG.warning(
+                "Inside the Model: cannot write the cache at %s (%s); going on without caching",
+                self.root,
+                error.strerror or error,
+            )
