@@ -8,13 +8,13 @@ the same entry point. The plugin only adapts MkDocs events to the generator:
 - on_files: add generated files (KaTeX, LaTeX tables, figures) as virtual files; never into docs/.
 - on_page_markdown: fill each page's {{ macro() }} calls.
 - on_shutdown: publish the staging folder as site/ only when the whole build (strict checks
-  included) succeeded, so a failed build leaves the previous site/ as it was.
+  included) ran to the end, so a failed or interrupted build leaves the previous site/ as it was.
+  generator.publish holds the checkout's build lock and swaps site/ in atomically.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -98,15 +98,15 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.command: str | None = None
         self.failed = False
         self.site: Any = None  # generator.site.Site, once on_config has run
-        self.site_dir: Path | None = None
-        self.staging: Path | None = None
+        self.built = False
+        self.publication: Any = None  # generator.publish.Publication while `build` runs
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
 
     @event_priority(100)  # first: the staging folder must be set before others read site_dir
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
-        self.failed = False
+        self.failed = self.built = False
         if not self.config.enabled:
             return config
         root = _project_root(config)
@@ -125,11 +125,13 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             if str(root / watched) not in config.watch:
                 config.watch.append(str(root / watched))
         if self.command == "build":
-            final = Path(config.site_dir)
-            staging = final.with_name(f".{final.name}.staging")
-            shutil.rmtree(staging, ignore_errors=True)
-            self.site_dir, self.staging = final, staging
-            config.site_dir = str(staging)
+            from generator.publish import Publication
+
+            try:
+                self.publication = Publication.begin(Path(config.site_dir))
+            except InputError as error:
+                raise PluginError(f"Inside the Model: {error}") from None
+            config.site_dir = str(self.publication.staging)
         return config
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
@@ -185,21 +187,21 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         except Exception as error:  # a Jinja syntax or name error in a page
             raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
 
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        self.built = True  # every page is written; the strict check comes next
+
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True
 
     @event_priority(-100)  # last: publish only after every other plugin has finished
     def on_shutdown(self) -> None:
-        staging, final = self.staging, self.site_dir
-        if self.command != "build" or staging is None or final is None or not staging.exists():
+        """Publish only a build that ran to the end: not one that failed, was interrupted (Ctrl-C
+        is not an Exception, so on_build_error never sees it) or aborted in strict mode."""
+        publication, self.publication = self.publication, None
+        if publication is None:
             return
-        if self.failed:
-            shutil.rmtree(staging, ignore_errors=True)
-            log.error("Inside the Model: build failed; %s was left as it was.", final)
-            return
-        old = final.with_name(f".{final.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        if final.exists():
-            final.rename(old)
-        staging.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
+        interrupted = sys.exc_info()[0] is not None
+        if self.built and not self.failed and not interrupted:
+            publication.commit()
+        else:
+            publication.abandon("build interrupted" if interrupted else "build failed")
