@@ -6,7 +6,7 @@ the accounting and the pinned excerpts. Every number is computed, none is typed.
 
 from __future__ import annotations
 
-import textwrap
+import html
 from collections.abc import Callable
 
 import jinja2
@@ -38,7 +38,7 @@ def size_tabs(render: Callable[[ModelConfig], str]) -> str:
     tabs = []
     for name in SIZES:
         cfg = CONFIGS[name]
-        tabs.append(f'=== "{cfg.label}"\n\n{textwrap.indent(render(cfg), "    ")}\n')
+        tabs.append(f'=== "{cfg.label}"\n\n{code_render.indent(render(cfg))}\n')
     return "\n".join(tabs)
 
 
@@ -109,7 +109,7 @@ class PageMacros:
             ((line_no, line_text),) = ex.blocks
             call = blocks.CallSite(
                 learned=c.learned,
-                code=line_text.strip(),
+                code=code_render.visible(line_text.strip(" \t\n")),
                 permalink=ex.permalink,
                 filename=ex.filename,
                 line=line_no,
@@ -358,11 +358,11 @@ class PageMacros:
                 f"## {repo_name}\n\n"
                 f"- Repository: <{repo.url}>\n"
                 f"- Pinned revision: `{repo.short}` (full: `{repo.commit}`)\n"
-                f"- License: {repo.license}\n"
+                f"- License: {code_render.literal(repo.license)}\n"
                 f"- Excerpts: {len(excerpts)}\n\n"
                 "How these excerpts were confirmed:\n\n"
                 + "".join(
-                    f'- <span id="{anchors[a]}"></span>**{escape(a[0])}**: {escape(a[1])}\n'
+                    f'- <span id="{anchors[a]}"></span>**{escape(a[0])}**: {code_render.literal(a[1])}\n'
                     for a in accounts
                 )
             )
@@ -377,8 +377,9 @@ class PageMacros:
                 account = (ex.evidence_level, ex.evidence)
                 parts.append(
                     f"### `{ex.id}` {{ #{excerpt_anchor(ex.id)} }}\n\n"
-                    f"`{ex.path}` · {code_render.span_label(ex)} · [permalink]({ex.permalink}) · "
-                    f"{ex.repo.license}\n\n"
+                    f"<code>{code_render.literal(ex.path)}</code> · {code_render.span_label(ex)} · "
+                    f'<a href="{html.escape(ex.permalink)}">permalink</a> · '
+                    f"{code_render.literal(ex.repo.license)}\n\n"
                     f"- Evidence: [{ex.evidence_level}](#{anchors[account]})\n"
                     f"- sha256 of the excerpt text: `{ex.sha256}`\n"
                     f"- Cited on: {pages}\n\n"

@@ -29,8 +29,6 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from generator.log import log
-
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
 

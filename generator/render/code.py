@@ -1,11 +1,16 @@
 """Pinned excerpts as Markdown: fenced blocks with upstream line numbers, omission markers,
-Code tabs and "Direct evidence" cards. Pygments (via pymdownx.highlight) escapes the code."""
+Code tabs and "Direct evidence" cards. Pygments (via pymdownx.highlight) escapes the code.
+
+Upstream text is data, never markup: code is split on "\n" only (never str.splitlines, which
+also breaks at form feeds and Unicode separators), characters a browser or Markdown would
+interpret or hide are shown as visible marks, and every other text from the lock reaches the
+page through `literal`, which leaves Markdown and HTML nothing to interpret.
+"""
 
 from __future__ import annotations
 
 import html
 import re
-import textwrap
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -25,6 +30,35 @@ class ExcerptLike(Protocol):  # generator.sources.Excerpt
     def permalink(self) -> str: ...
 
 
+# Characters that would break a line, vanish or reorder text: shown, never interpreted.
+_INVISIBLE = {
+    **{code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)},  # ␌ ␋ ␍ …
+    0x7F: "\u2421",  # ␡
+    **{code: f"⟨U+{code:04X}⟩" for code in (0x85, 0x2028, 0x2029, 0xFEFF, 0x200B, 0x200C, 0x200D)},
+    **{code: f"⟨U+{code:04X}⟩" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+    **{code: f"⟨U+{code:04X}⟩" for code in (0x200E, 0x200F, 0x061C)},
+}
+
+
+def visible(text: str) -> str:
+    """`text` with control characters, line/paragraph separators and bidi or zero-width marks
+    replaced by visible stand-ins (␌, ⟨U+2028⟩); "\n" and tabs are kept."""
+    return text.translate(_INVISIBLE)
+
+
+def indent(text: str, prefix: str = "    ") -> str:
+    """textwrap.indent, but lines end at "\n" only (textwrap splits at \f, \v, U+2028 too)."""
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+def literal(text: str) -> str:
+    """Text from a lock or upstream, safe anywhere in Markdown or HTML: escaped for HTML, with
+    Markdown's syntax characters as numeric references and no line breaks."""
+    out = html.escape(visible(" ".join(text.split("\n"))), quote=True)
+    out = "".join(f"&#{ord(ch)};" if ch in "\\`*[]()!{}" else ch for ch in out)
+    return f"&#{ord(out[0])};{out[1:]}" if out[:1] in ("#", "-", "+", "=", "|") else out
+
+
 def fence_id(prefix: str, excerpt_id: str, first_line: int) -> str:
     """A stable HTML id for one run; line anchors become __codelineno-<id>-<line>."""
     return f"{prefix}-{re.sub(r'[^A-Za-z0-9]+', '-', excerpt_id).strip('-')}-{first_line}"
@@ -34,6 +68,7 @@ def fence(code: str, *, first_line: int, block_id: str, lang: str = "python") ->
     """One fenced block numbered from `first_line`; the fence outgrows any backtick run in the code."""
     longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
     ticks = "`" * max(3, longest + 1)
+    code = visible(code)
     body = code if code.endswith("\n") else code + "\n"
     return f'{ticks}{{.{lang} #{block_id} linenums="{first_line}"}}\n{body}{ticks}\n'
 
@@ -66,10 +101,11 @@ def code_tabs(excerpts: list[ExcerptLike], prefix: str = "code") -> str:
     for excerpt in excerpts:
         body = excerpt_blocks(excerpt, prefix)
         caption = (
-            f"[{excerpt.repo.name} · {excerpt.path}]({excerpt.permalink}) · "
-            f"{excerpt.repo.license}\n{{: .itm-code-caption }}\n"
+            f'<a href="{html.escape(excerpt.permalink)}">{literal(excerpt.repo.name)} · '
+            f"{literal(excerpt.path)}</a> · {literal(excerpt.repo.license)}\n"
+            "{: .itm-code-caption }\n"
         )
-        tabs.append(f'=== "{excerpt.label}"\n\n{textwrap.indent(caption + chr(10) + body, "    ")}')
+        tabs.append(f'=== "{literal(excerpt.label)}"\n\n{indent(caption + chr(10) + body)}')
     return "\n".join(tabs)
 
 
@@ -83,9 +119,9 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> str
     """A "Direct evidence" card: claim, repo and path, pinned revision link, lines, excerpt."""
     repo = excerpt.repo
     owner = repo.name.split("/")[0]
-    status = html.escape(excerpt.evidence)
+    status = literal(excerpt.evidence)
     cite = f' · <a href="{html.escape(sources_url)}">cite</a>' if sources_url else ""
-    details = textwrap.indent(excerpt_blocks(excerpt, "src"), "    ")
+    details = indent(excerpt_blocks(excerpt, "src"))
     return (
         '<div class="itm-evidence" markdown>\n'
         '<p class="itm-evidence__kind">Direct evidence</p>\n'
@@ -114,6 +150,6 @@ def plain_runs(excerpt: ExcerptLike) -> list[tuple[str, str, str]]:
             marker = omitted(previous_last, first_line).split("\n", 1)[0]
         lines = code.split("\n")[:-1]
         numbers = "\n".join(str(first_line + i) for i in range(len(lines)))
-        runs.append((marker, numbers, "\n".join(lines)))
+        runs.append((marker, numbers, "\n".join(visible(line) for line in lines)))
         previous_last = first_line + len(lines) - 1
     return runs
