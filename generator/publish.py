@@ -89,6 +89,9 @@ class Publication:
             _lock(fd, lock_path, wait, say)
             repair(final)
             staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.staging-"))
+            umask = os.umask(0)
+            os.umask(umask)
+            staging.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; a site is meant to be read
         except BaseException:
             os.close(fd)
             raise

@@ -221,6 +221,8 @@ class Reply:
     delay: float = 0.0
     declared_length: int | None = None
     content_type: str = "application/octet-stream"
+    trickle: float = 0.0  # seconds between single bytes of the body
+    endless: int = 0  # stream this many zero bytes with no Content-Length instead of `body`
 
 
 @dataclass
@@ -254,10 +256,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             length = reply.declared_length if reply.declared_length is not None else len(reply.body)
-            self.send_header("Content-Length", str(length))
+            if not reply.endless:
+                self.send_header("Content-Length", str(length))
             self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(reply.body)
+            if reply.endless:
+                block = bytes(1 << 16)
+                for _ in range(reply.endless // len(block)):
+                    self.wfile.write(block)
+            elif reply.trickle:
+                for byte in reply.body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.trickle)
+            else:
+                self.wfile.write(reply.body)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass

@@ -4,6 +4,10 @@ A DNS failure or a refused connection means "offline": it is not retried, and th
 skipped for the rest of the run, so an offline build is not slowed down by one wait per excerpt.
 Timeouts, 5xx/429 answers and truncated bodies are retried; when the retries run out the host
 is skipped for the rest of the run too.
+
+Every download has an overall deadline (a server that trickles one byte every few seconds never
+trips a per-read timeout) and a size cap: the size the pin or index states when known, else
+NetSettings.max_bytes. A body past the cap is refused while it streams, before it fills memory.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ class FetchError(Exception):
         super().__init__(f"{url}: {reason}")
 
 
+class TooLarge(FetchError):
+    """The body is larger than the pinned size or the cap: not retried."""
+
+
+class TooSlow(FetchError):
+    """The download did not finish within its overall deadline: not retried."""
+
+
 class NotFound(FetchError):
     """HTTP 404/410: the server answered, the file is not there."""
 
@@ -40,6 +52,8 @@ class NetSettings:
     timeout: float = 15.0  # seconds, per connect and per read
     retries: int = 3  # extra attempts after the first
     backoff: float = 0.5  # seconds before retry 1; doubles each time
+    deadline: float = 300.0  # seconds for one download, all attempts together
+    max_bytes: int = 256 << 20  # size cap when the size is not known in advance
 
 
 class Http:
@@ -53,20 +67,31 @@ class Http:
         self.down: dict[str, str] = {}  # host -> why it is skipped
         self.attempts: list[str] = []  # every URL actually requested, in order
 
-    def get(self, url: str, headers: dict[str, str] | None = None) -> bytes:
+    def get(
+        self, url: str, headers: dict[str, str] | None = None, *, size: int | None = None
+    ) -> bytes:
+        """The body of `url`; `size` (when known, e.g. pinned) is the exact size expected and
+        the cap, else settings.max_bytes caps it."""
         host = urlsplit(url).netloc
         if host in self.down:
             raise Offline(url, f"{host} skipped for this run ({self.down[host]})")
         settings = self.settings
         last = "no attempt"
+        deadline = time.monotonic() + settings.deadline
+        cap = size if size is not None else settings.max_bytes
         for attempt in range(settings.retries + 1):
             if attempt:
                 delay = settings.backoff * 2 ** (attempt - 1)
                 self.log(f"http: {last}; retry {attempt}/{settings.retries} in {delay:g} s: {url}")
+                if time.monotonic() + delay >= deadline:
+                    break
                 time.sleep(delay)
             self.attempts.append(url)
             try:
-                return self._get_once(url, headers or {})
+                return self._get_once(url, headers or {}, cap, deadline)
+            except (TooLarge, TooSlow) as error:
+                self.log(f"http: {error}")
+                raise
             except urllib.error.HTTPError as error:
                 if error.code in (404, 410):
                     raise NotFound(url, f"HTTP {error.code} (not found)") from None
@@ -88,16 +113,30 @@ class Http:
                 last = f"truncated body ({len(error.partial)} bytes, more expected)"
             except (http.client.HTTPException, ConnectionError) as error:
                 last = f"connection failed ({type(error).__name__})"
-        attempts = settings.retries + 1
+        attempts = len([u for u in self.attempts if u == url])
         self.down[host] = f"{last} after {attempts} attempts"
         self.log(f"http: {url}: {last} after {attempts} attempts; skipping {host} for this run")
         raise FetchError(url, f"{last} after {attempts} attempts")
 
-    def _get_once(self, url: str, headers: dict[str, str]) -> bytes:
+    def _get_once(self, url: str, headers: dict[str, str], cap: int, deadline: float) -> bytes:
         request = urllib.request.Request(url, headers={"User-Agent": "itm-sources/1", **headers})
-        with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
-            body = response.read()
+        timeout = max(0.1, min(self.settings.timeout, deadline - time.monotonic()))
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             declared = response.headers.get("Content-Length")
+            if declared is not None and declared.isdigit() and int(declared) > cap:
+                raise TooLarge(url, f"the server announces {int(declared):,} bytes, more than the"
+                               f" {cap:,} allowed; not downloaded")  # fmt: skip
+            chunks: list[bytes] = []
+            total = 0
+            while chunk := response.read1(1 << 16):
+                total += len(chunk)
+                if total > cap:
+                    raise TooLarge(url, f"the body passed {cap:,} bytes; download stopped")
+                if time.monotonic() > deadline:
+                    raise TooSlow(url, f"not finished after {self.settings.deadline:g} s "
+                                  f"({total:,} bytes so far); download stopped")  # fmt: skip
+                chunks.append(chunk)
+            body = b"".join(chunks)
             if declared is not None and declared.isdigit() and len(body) != int(declared):
                 raise http.client.IncompleteRead(body, int(declared) - len(body))
             return body

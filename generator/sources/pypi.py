@@ -53,7 +53,9 @@ def archive_bytes(mirror: Mirror, http: Http | None, cache: Store, base: str) ->
             f"the index lists sha256 {listed[:12]}… for {mirror.filename}, the lock pins"
             f" {mirror.sha256[:12]}…"
         )
-    data = http.get(urljoin(index_url, entry["url"]))
+    listed_size = entry.get("size")  # PEP 700: the cap, when the index states it
+    size = listed_size if isinstance(listed_size, int) and listed_size >= 0 else None
+    data = http.get(urljoin(index_url, entry["url"]), size=size)
     got = sha256_hex(data)
     if got != mirror.sha256:
         raise MirrorError(

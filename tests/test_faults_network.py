@@ -1,0 +1,65 @@
+"""Fault injection, network: a local HTTP server on 127.0.0.1 that trickles, lies about sizes or
+sends far more than it should. Every download has an overall deadline and a size cap; each
+fault is a clear error, found quickly, with memory bounded by the cap."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from generator.assets import PackagePin, fetch_verified
+from generator.errors import InputError
+from generator.sources.fetch import Http, NetSettings, TooLarge, TooSlow
+from tests.sources_helpers import Reply, serve, sha256
+
+FAST = NetSettings(timeout=2.0, retries=1, backoff=0.05, deadline=1.0, max_bytes=1 << 20)
+
+
+def test_a_trickling_server_meets_the_overall_deadline() -> None:
+    """One byte every 0.2 s never trips a per-read timeout; the download's deadline stops it."""
+    with serve() as server:
+        server.routes["/slow"] = [Reply(b"x" * 1000, trickle=0.2)]
+        started = time.monotonic()
+        with pytest.raises(TooSlow, match=r"not finished after 1 s .* download stopped"):
+            Http(FAST).get(f"{server.url}/slow")
+    assert time.monotonic() - started < 3.0
+    assert server.count("/slow") == 1  # a deadline is final: no retry
+
+
+def test_an_endless_body_is_cut_at_the_cap_without_filling_memory() -> None:
+    with serve() as server:
+        server.routes["/huge"] = [Reply(endless=64 << 20)]  # 64 MiB, no Content-Length
+        tracemalloc.start()
+        with pytest.raises(TooLarge, match="passed 1,048,576 bytes; download stopped"):
+            Http(FAST).get(f"{server.url}/huge")
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert peak < 8 << 20  # bounded by the 1 MiB cap, not the 64 MiB body
+
+
+def test_an_announced_size_over_the_cap_is_not_downloaded() -> None:
+    with serve() as server:
+        server.routes["/big"] = [Reply(b"small", declared_length=10 << 30)]
+        with pytest.raises(TooLarge, match="announces 10,737,418,240 bytes"):
+            Http(FAST).get(f"{server.url}/big")
+
+
+def test_a_known_size_is_the_cap() -> None:
+    with serve() as server:
+        server.routes["/pinned"] = [Reply(b"y" * 2000, endless=0)]
+        with pytest.raises(TooLarge):
+            Http(FAST).get(f"{server.url}/pinned", size=1000)
+        assert Http(FAST).get(f"{server.url}/pinned", size=2000) == b"y" * 2000
+
+
+def test_web_assets_report_a_slow_registry_as_an_input_error(tmp_path, monkeypatch) -> None:
+    body = b"tarball"
+    with serve() as server:
+        server.routes["/katex.tgz"] = [Reply(body, trickle=0.5)]
+        pin = PackagePin("katex", "0", f"{server.url}/katex.tgz", sha256(body), "MIT", ("*",))
+        monkeypatch.setattr("generator.assets.Http", lambda: Http(FAST))
+        with pytest.raises(InputError) as caught:
+            fetch_verified(pin, tmp_path, offline=False)
+    assert "not finished after" in caught.value.problem and caught.value.entry == "katex"
