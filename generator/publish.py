@@ -57,12 +57,12 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(errno, os.strerror(errno), str(b))
 
 
-def repair(final: Path) -> None:
+def repair(final: Path, say: Callable[[str], None] = _say) -> None:
     """Finish or undo a swap that a killed build left half done (call under the lock)."""
     old = final.with_name(f".{final.name}.old")
     if old.exists() and not final.exists():
         old.rename(final)  # killed between the two renames: the previous site comes back
-        _say(f"restored {final} from {old.name} (a previous build was interrupted mid-swap)")
+        say(f"restored {final} from {old.name} (a previous build was interrupted mid-swap)")
     for stale in [old, *final.parent.glob(f".{final.name}.staging-*")]:
         shutil.rmtree(stale, ignore_errors=True)
 
@@ -87,7 +87,7 @@ class Publication:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             _lock(fd, lock_path, wait, say)
-            repair(final)
+            repair(final, say)
             staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.staging-"))
             umask = os.umask(0)
             os.umask(umask)
