@@ -80,8 +80,11 @@ class PageMacros:
         if self.component is None:
             from generator.errors import InputError
 
+            named = self.meta.get("component")
             raise InputError(
-                "a component macro is used but the page names no component",
+                f"the page's front matter names component {named!r}, which does not exist"
+                if named
+                else "a component macro is used but the page names no component",
                 file=f"docs/{self.src_path}",
                 entry="component",
                 fix="add `component: <key>` to the front matter; keys: "

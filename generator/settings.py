@@ -74,6 +74,14 @@ class Settings:
             elif variable in env and option in ("offline", "download_weights"):
                 values[option] = ""  # set but empty: explicitly off
         cache_dir = Path(values.get("cache_dir") or ".cache").expanduser()
+        prompt = values.get("forward_prompt")
+        if prompt is not None and not str(prompt).strip():
+            raise InputError(
+                f"the forward-pass prompt {prompt!r} is blank",
+                entry=SETTINGS["forward_prompt"],
+                fix=f"give {SETTINGS['forward_prompt']} some words, or unset it for the page's own"
+                " prompt",
+            )
         return cls(
             root=root,
             cache_dir=cache_dir if cache_dir.is_absolute() else root / cache_dir,

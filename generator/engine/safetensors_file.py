@@ -182,9 +182,10 @@ def _split(raw: np.ndarray, where: str) -> tuple[dict, np.ndarray]:
         )
     try:
         header = json.loads(raw[8 : 8 + n_header].tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise InputError(
-            f"header is not valid JSON ({error})",
+            f"header is not valid JSON ({why})",
             file=where,
             fix="re-save the checkpoint with safetensors",
         ) from None

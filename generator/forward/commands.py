@@ -62,7 +62,15 @@ def run_command(args: argparse.Namespace) -> int:
     from generator.settings import Settings
 
     settings = Settings.load(Path(args.root))
-    if args.prompt:
+    if args.prompt is not None:
+        if not args.prompt.strip():
+            from generator.errors import InputError
+
+            raise InputError(
+                f"--prompt {args.prompt!r} is blank",
+                entry="--prompt",
+                fix="give the prompt some words, or leave --prompt out for the page's own prompt",
+            )
         settings = dataclasses.replace(settings, forward_prompt=args.prompt)
     if args.download:
         settings = dataclasses.replace(settings, download_weights=True)

@@ -206,7 +206,15 @@ def run_pin(args: argparse.Namespace) -> int:
                 fix='pass --evidence "how you know this file is PATH at the commit" and'
                 " --evidence-level (never more than was checked)",
             )
-        text = decode(args.trusted_file.read_bytes(), str(args.trusted_file))
+        try:
+            text = decode(args.trusted_file.read_bytes(), str(args.trusted_file))
+        except (OSError, ValueError) as error:
+            raise InputError(
+                f"cannot use it as the file's text: {getattr(error, 'strerror', None) or error}",
+                file=str(args.trusted_file),
+                entry="--trusted-file",
+                fix=f"pass the UTF-8 text of {args.path} at the pinned commit",
+            ) from None
         file = FullFile(text=text, lines=split_lines(text), origin=f"file:{args.trusted_file}")
         default_evidence = args.evidence
     else:

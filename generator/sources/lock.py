@@ -124,7 +124,9 @@ class Lock:
             "no excerpt with this id",
             file=self.display,
             entry=excerpt_id,
-            fix=f"use one of: {', '.join(p.id for p in self.pins)}",
+            fix=f"use one of: {', '.join(p.id for p in self.pins)}"
+            if self.pins
+            else "the lock has no excerpts yet: add one with `itm pin`",
         )
 
     def mirrors_for(self, repo: str, path: str) -> tuple[Mirror, ...]:
@@ -163,6 +165,12 @@ def load_lock(path: Path = DEFAULT_LOCK) -> Lock:
     except FileNotFoundError:
         raise InputError(
             "lock file not found", file=file, fix="create it, or pass --lock PATH"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"cannot read the lock: {getattr(error, 'strerror', None) or error}",
+            file=file,
+            fix="pass --lock the path of a UTF-8 TOML lock file (sources/lock.toml)",
         ) from None
     return parse_lock(text, path)
 

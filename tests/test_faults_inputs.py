@@ -1,0 +1,145 @@
+"""Fault injection, bad local input: each case of issue 11's traceback list, and a few more, is
+a clear error (exit 2, "error: … fix: …") or a warned recovery, never a traceback."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from generator.assets import load_asset_pins
+from generator.cli import main
+from generator.config import CONFIGS
+from generator.engine.safetensors_file import load_safetensors
+from generator.errors import InputError
+from generator.settings import Settings
+from generator.store import Store
+from tests.site_helpers import ROOT
+
+LOCK = ROOT / "sources" / "lock.toml"
+
+
+def binary(tmp_path: Path) -> Path:
+    path = tmp_path / "binary.bin"
+    path.write_bytes(bytes(range(256)) * 4)
+    return path
+
+
+def run_cli(argv: list[str], capsys) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("kind", ["directory", "binary"])
+def test_verify_lock_that_is_not_a_lock(tmp_path: Path, capsys, kind: str) -> None:
+    target = tmp_path if kind == "directory" else binary(tmp_path)
+    err = run_cli(["verify", "--offline", "--lock", str(target)], capsys)
+    assert "cannot read the lock" in err and "fix:" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "binary"])
+def test_pin_trusted_file_that_is_not_text(tmp_path: Path, capsys, kind: str) -> None:
+    target = {"missing": tmp_path / "nope.py", "directory": tmp_path, "binary": binary(tmp_path)}
+    lock = tmp_path / "lock.toml"
+    lock.write_bytes(LOCK.read_bytes())
+    argv = ["pin", "x.y", "--repo", "openai/gpt-2", "--path", "src/model.py", "--lines", "1-2"]
+    argv += ["--trusted-file", str(target[kind]), "--evidence", "e", "--evidence-level", "seed"]
+    err = run_cli([*argv, "--lock", str(lock), "--dry-run"], capsys)
+    assert "--trusted-file" in err and "fix:" in err
+
+
+def test_an_empty_lock_does_not_offer_an_empty_list(tmp_path: Path) -> None:
+    from generator.sources.lock import load_lock
+
+    path = tmp_path / "lock.toml"
+    path.write_text("version = 1\n")
+    with pytest.raises(InputError) as caught:
+        load_lock(path).pin("gpt2.attn")
+    assert "use one of: \n" not in str(caught.value) + "\n" and "itm pin" in caught.value.fix
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[katex\n",
+        'katex = "x"\n',
+        '[katex]\nversion="1"\nurl="u"\nsha256="ab"\nlicense="M"\nfiles="x"',
+    ],
+)
+def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> None:
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "web-assets.toml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    assert caught.value.file == "sources/web-assets.toml" and caught.value.fix
+
+
+def test_a_safetensors_header_of_nested_brackets(tmp_path: Path) -> None:
+    header = b"[" * 100_000 + b"]" * 100_000
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_safetensors(path, CONFIGS["gpt2"])
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "\n\t"])
+def test_blank_prompts_are_refused(tmp_path: Path, capsys, prompt: str) -> None:
+    if prompt:  # an empty variable means "unset"; a blank one is a mistake
+        with pytest.raises(InputError, match="blank"):
+            Settings.load(ROOT, env={"ITM_FORWARD_PROMPT": prompt})
+    err = run_cli(["forward", "--prompt", prompt, "--root", str(ROOT)], capsys)
+    assert "--prompt" in err and "blank" in err
+
+
+def test_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
+    file = tmp_path / "cache"
+    file.write_text("x")
+    with pytest.raises(InputError, match="is a file, not a directory"):
+        Store(file)
+
+
+@pytest.mark.parametrize("damage", ["directory", "unreadable", "file-for-folder", "garbage"])
+def test_damaged_cache_entries_are_discarded_and_rebuilt(tmp_path: Path, damage: str, caplog):
+    store = Store(tmp_path)
+    store.put_entry("figure", "ab" * 32, b"payload")
+    path = store.entry_path("figure", "ab" * 32)
+    if damage == "directory":
+        path.unlink()
+        (path / "inner").mkdir(parents=True)
+    elif damage == "unreadable":
+        path.chmod(0)
+        if path.open("rb").readable():  # root reads anything: make it a dangling symlink instead
+            path.unlink()
+            path.symlink_to(path.parent / "loop")
+            (path.parent / "loop").symlink_to(path)
+    elif damage == "file-for-folder":
+        path.unlink()
+        path.parent.rmdir()
+        path.parent.write_bytes(b"not a folder")
+    else:
+        path.write_bytes(b"\x00garbage\nmore")
+    assert store.get_entry("figure", "ab" * 32) is None
+    assert any("discarded" in r.getMessage() for r in caplog.records)
+    store.put_entry("figure", "ab" * 32, b"payload")
+    assert store.get_entry("figure", "ab" * 32) == b"payload"
+
+
+def test_a_read_only_cache_warns_and_the_build_goes_on(tmp_path: Path, caplog, monkeypatch):
+    import os
+
+    store = Store(tmp_path / "cache")
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only)
+    store.put(b"data")
+    store.put_entry("figure", "cd" * 32, b"x")
+    assert store.get("0" * 64) is None
+    warnings = [
+        r.getMessage() for r in caplog.records if "cannot write the cache" in r.getMessage()
+    ]
+    assert len(warnings) == 1  # said once, not per entry
