@@ -75,10 +75,23 @@ def shown_code(page: str) -> list[str]:
     return text.split("\n")
 
 
-@pytest.mark.parametrize("render", ["tabs", "card"])
+def sources_page_excerpt(excerpt) -> str:
+    """The Sources page's plain listing of an excerpt, as pages.sources_index embeds it."""
+    from generator import blocks
+    from generator.pages import plain_excerpt
+
+    block = blocks.render(plain_excerpt(excerpt))
+    return f'<details class="quote"><summary>Excerpt</summary>{block}</details>\n'
+
+
+@pytest.mark.parametrize("render", ["tabs", "card", "sources"])
 def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     excerpt = hostile_excerpt()
-    source = code_tabs([excerpt]) if render == "tabs" else evidence_card(excerpt, "claim <b>")
+    source = {
+        "tabs": lambda: code_tabs([excerpt]),
+        "card": lambda: evidence_card(excerpt, "claim <b>"),
+        "sources": lambda: sources_page_excerpt(excerpt),
+    }[render]()
     page = site_markdown().convert(source)
     for tag in ("<u", "<script", "<img", "<i>", "<b>", 'href="javascript'):
         assert tag not in page, tag
