@@ -46,7 +46,7 @@ def test_pin_trusted_file_that_is_not_text(tmp_path: Path, capsys, kind: str) ->
     lock = tmp_path / "lock.toml"
     lock.write_bytes(LOCK.read_bytes())
     argv = ["pin", "x.y", "--repo", "openai/gpt-2", "--path", "src/model.py", "--lines", "1-2"]
-    argv += ["--trusted-file", str(target[kind]), "--evidence", "e", "--evidence-level", "seed"]
+    argv += ["--trusted-file", str(target[kind]), "--evidence", "e", "--evidence-level", "upstream"]
     err = run_cli([*argv, "--lock", str(lock), "--dry-run"], capsys)
     assert "--trusted-file" in err and "fix:" in err
 
