@@ -14,6 +14,7 @@ from types import ModuleType
 FEATURE_MODULES = (
     "generator.walkthrough.feature",
     "generator.forward.feature",
+    "generator.generation.feature",
 )
 
 

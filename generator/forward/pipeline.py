@@ -108,21 +108,22 @@ def choose_source(settings: Settings, *, weights: str | None = None) -> Source:
     return StandinSource(load_standin(settings.root))
 
 
-def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
-    """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
-    prompt = settings.forward_prompt or DEFAULT_PROMPT
+def load_model(
+    settings: Settings, *, weights: str | None = None
+) -> tuple[Source, ModelConfig, BPETokenizer | WordTokenizer, dict[str, np.ndarray]]:
+    """The page's model: its source, config, tokenizer and weights (GPT-2 or the stand-in)."""
     source = choose_source(settings, weights=weights)
-    tokenizer: BPETokenizer | WordTokenizer
     if isinstance(source, Gpt2Source):
         paths = source.checkpoint.paths
         cfg = CONFIGS[source.checkpoint.pin.model]
         tokenizer = BPETokenizer.from_files(paths["vocab.json"], paths["merges.txt"])
-        model_weights = load_safetensors(source.checkpoint.weights, cfg)
-    else:
-        cfg = source.standin.cfg
-        tokenizer = source.standin.tokenizer
-        model_weights = source.standin.weights
+        return source, cfg, tokenizer, load_safetensors(source.checkpoint.weights, cfg)
+    standin = source.standin
+    return source, standin.cfg, standin.tokenizer, standin.weights
 
+
+def prompt_ids(tokenizer: BPETokenizer | WordTokenizer, prompt: str, cfg: ModelConfig) -> list[int]:
+    """<|endoftext|> and the prompt's tokens; an InputError when they exceed the context."""
     ids = [tokenizer.bos_id, *tokenizer.encode(prompt)]
     if len(ids) > cfg.n_ctx:
         raise InputError(
@@ -130,6 +131,14 @@ def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
             entry=PROMPT_ENV,
             fix="shorten the prompt",
         )
+    return ids
+
+
+def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
+    """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
+    prompt = settings.forward_prompt or DEFAULT_PROMPT
+    source, cfg, tokenizer, model_weights = load_model(settings, weights=weights)
+    ids = prompt_ids(tokenizer, prompt, cfg)
     token_ids = np.array(ids, dtype=np.int64)
     trace = forward(model_weights, cfg, token_ids)
 

@@ -1,0 +1,1 @@
+"""The Generation page: the sampling loop and the KV cache, computed by the engine at build time."""
