@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.publish import repair
-from tests.site_helpers import ROOT, build_env, tree_digest
+from tests.site_helpers import ROOT, build_env, mkdocs_build, tree_digest
 
 pytestmark = pytest.mark.slow
 
@@ -62,3 +62,66 @@ def test_an_interrupted_build_leaves_the_previous_site(built_site: Path, tmp_pat
     repair(site, say=lambda m: None)  # what the next build does first
     assert tree_digest(site) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".site.lock", "site"]
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"\x00garbage\n" * 10)
+
+
+def _rotate(paths: list[Path]) -> None:
+    """Each file gets the next one's bytes: every figure now sits under another's name."""
+    contents = [p.read_bytes() for p in paths]
+    for path, data in zip(paths, contents[1:] + contents[:1], strict=True):
+        path.write_bytes(data)
+
+
+def _edit_payload(path: Path) -> None:
+    head, _, payload = path.read_bytes().partition(b"\n")
+    path.write_bytes(head + b"\n" + payload.replace(b"self", b"seIf", 1) + b"# injected\n")
+
+
+def _directory(path: Path) -> None:
+    path.unlink()
+    (path / "x").mkdir(parents=True)
+
+
+TAMPER = {
+    "figure-garbage": ("figure", lambda files: [_garbage(f) for f in files]),
+    "figures-swapped": ("figure", _rotate),
+    "figure-index-garbage": ("figures", lambda files: [_garbage(f) for f in files]),
+    "excerpt-edited": ("excerpts", lambda files: [_edit_payload(f) for f in files]),
+    "blob-truncated": (
+        "sha256",
+        lambda files: [f.write_bytes(f.read_bytes()[:100]) for f in files],
+    ),
+    "blob-is-a-directory": ("sha256", lambda files: [_directory(f) for f in files]),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPER))
+def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(built_site, tmp_path, case) -> None:
+    """Every kind of damage to a warm cache: a warning, a rebuild, the same bytes published."""
+    from tests.conftest import TEST_SITE_URL
+
+    cache = tmp_path / "cache"
+    shutil.copytree(ROOT / ".cache", cache)
+    folder, tamper = TAMPER[case]
+    files = sorted(p for p in (cache / folder).rglob("*") if p.is_file())
+    assert files, f"nothing cached under {folder}"
+    tamper(files)
+    result = mkdocs_build(tmp_path / "site", ITM_CACHE_DIR=str(cache), SITE_URL=TEST_SITE_URL)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "discarded" in result.stderr
+    assert tree_digest(tmp_path / "site") == tree_digest(built_site)
+
+
+def test_a_cache_dir_that_is_a_file_stops_the_build_clearly(built_site, tmp_path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    before = tree_digest(site)
+    (tmp_path / "cache").write_text("not a folder")
+    result = mkdocs_build(site, ITM_CACHE_DIR=str(tmp_path / "cache"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "is a file, not a directory" in result.stderr and "fix:" in result.stderr
+    assert tree_digest(site) == before
