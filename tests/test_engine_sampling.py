@@ -9,7 +9,14 @@ import pytest
 from generator.config import TOY
 from generator.engine import forward, random_weights
 from generator.engine.layers import softmax
-from generator.engine.sampling import Sampling, choose, generate, process
+from generator.engine.sampling import (
+    Sampling,
+    choose,
+    generate,
+    process,
+    top_p_filter,
+    top_p_filter_gpt2,
+)
 from generator.errors import InputError
 
 LOGITS = np.array([2.0, 1.0, 0.5, 0.0, -1.0, -3.0])
@@ -75,3 +82,13 @@ def test_bad_settings_are_input_errors(kwargs):
 def test_too_many_new_tokens_is_an_input_error():
     with pytest.raises(InputError, match="context"):
         generate(random_weights(TOY), TOY, np.arange(10), TOY.n_ctx, Sampling())
+
+
+def test_gpt2_top_p_drops_the_token_that_crosses_p_transformers_keeps_it():
+    logits = np.log(np.array([0.05, 0.5, 0.15, 0.3]))  # unsorted on purpose
+    # Cumulative from the top: 0.5, 0.8, 0.95, 1.0. At p = 0.9 the third token crosses p.
+    assert np.isfinite(top_p_filter_gpt2(logits, 0.9)).tolist() == [False, True, False, True]
+    assert np.isfinite(top_p_filter(logits, 0.9)).tolist() == [False, True, True, True]
+    # Below the first probability both keep the single most probable token.
+    assert np.isfinite(top_p_filter_gpt2(logits, 0.2)).sum() == 1
+    assert np.isfinite(top_p_filter(logits, 0.2)).sum() == 1

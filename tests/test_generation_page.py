@@ -17,6 +17,7 @@ from generator.engine.layers import softmax
 from generator.engine.sampling import process
 from generator.generation import data
 from generator.settings import Settings
+from generator.sources import load_lock
 from generator.walkthrough.grids import fmt_value
 from generator.walkthrough.toy import BLOCK, toy_attention
 from tests.site_helpers import ROOT
@@ -72,13 +73,7 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
     values = [int(s.get_text().replace(",", "")) for s in soup.select('[data-q="kv.values"]')]
     assert values == [acc.kv_values_per_token(CONFIGS[n]) for n in SIZES]
     links = [a["href"] for a in soup.select('a[href*="src/sample.py"]')]
-    commit = (
-        CONFIGS
-        and __import__("generator.sources", fromlist=["load_lock"])
-        .load_lock(ROOT / "sources/lock.toml")
-        .repos["openai/gpt-2"]
-        .commit
-    )
+    commit = load_lock(ROOT / "sources/lock.toml").repos["openai/gpt-2"].commit
     assert len(links) == 3 and all(f"/blob/{commit}/src/sample.py#L" in href for href in links)
     model = BeautifulSoup(
         (built_site / "components/model/index.html").read_text(encoding="utf-8"), "html.parser"
@@ -87,3 +82,30 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
     assert totals == [acc.train_flops_per_token(CONFIGS[n]) for n in SIZES]
     for kind in ("generation", "training"):
         assert (built_site / f"tables/{kind}-gpt2-xl.tex").is_file()
+
+
+def test_sample_py_links_point_at_the_definitions():
+    """Checked only where a clone of openai/gpt-2 is configured (ITM_GIT_DIRS): no registry
+    carries src/sample.py, which is why the page links to these lines instead of quoting them."""
+    import hashlib
+    import subprocess
+
+    from generator.generation.feature import SAMPLE_PY
+
+    clone = Settings.load(ROOT).git_dirs.get("openai/gpt-2")
+    if clone is None:
+        pytest.skip("no clone of openai/gpt-2 in ITM_GIT_DIRS")
+    commit = load_lock(ROOT / "sources/lock.toml").repos["openai/gpt-2"].commit
+    shown = subprocess.run(
+        ["git", "-C", str(clone), "show", f"{commit}:src/sample.py"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    lines = shown.decode().split("\n")
+    for name, first, last in SAMPLE_PY:
+        assert lines[first - 1].startswith(f"def {name}("), name
+        after = lines[last:]  # the definition ends at `last`: then blank lines or the file's end
+        assert all(not line.strip() for line in after[:2]), name
+    # the file's hash at the commit, as recorded when the links were made
+    digest = hashlib.sha256(shown).hexdigest()
+    assert digest == "7a726916bdc416b296665b52ea7b87581152e16794c8eaff90bf4f89b1235771"

@@ -69,6 +69,20 @@ def top_p_filter(logits: np.ndarray, p: float) -> np.ndarray:
     return np.where(drop, -np.inf, logits)
 
 
+def top_p_filter_gpt2(logits: np.ndarray, p: float) -> np.ndarray:
+    """gpt-2's top_p_logits (src/sample.py): keep the tokens whose cumulative probability, from
+    the most probable down, stays at or below p (at least one); the token that crosses p goes.
+
+    transformers' rule (top_p_filter) keeps that crossing token, so it keeps one more token
+    whenever the cumulative probabilities do not land exactly on p.
+    """
+    descending = -np.sort(-logits, axis=-1)
+    cumulative = np.cumsum(softmax(descending.copy(), axis=-1), axis=-1)
+    n_keep = np.maximum((cumulative <= p).sum(axis=-1, keepdims=True), 1)  # [..., 1]
+    smallest_kept = np.take_along_axis(descending, n_keep - 1, axis=-1)
+    return np.where(logits < smallest_kept, -np.inf, logits)
+
+
 def process(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
     """The logits the next token is drawn from, in transformers' (and gpt-2's) order."""
     out = apply_temperature(np.asarray(logits, dtype=np.float64), sampling.temperature)

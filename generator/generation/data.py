@@ -13,7 +13,14 @@ from generator.config import TOY, ModelConfig
 from generator.engine import forward, toy_weights
 from generator.engine.decode import decode_step
 from generator.engine.layers import softmax
-from generator.engine.sampling import Chosen, Sampling, generate, process
+from generator.engine.sampling import (
+    Chosen,
+    Sampling,
+    generate,
+    process,
+    top_p_filter,
+    top_p_filter_gpt2,
+)
 from generator.settings import Settings
 from generator.walkthrough.toy import BLOCK, SEED, TOKENS, toy_attention
 
@@ -77,6 +84,7 @@ class Continuation:
     chosen: list[Chosen]
     texts: dict[int, str]  # token id -> text, for every id shown
     unsure: int  # the prompt position the filters are shown at: the least certain next token
+    top_p: tuple[float, int, int]  # p, and the tokens transformers' and gpt-2's rules keep there
     filters: list[tuple[str, np.ndarray]]  # (name, probabilities [V]) after position `unsure`
 
 
@@ -104,6 +112,8 @@ def _continuation(settings: Settings) -> Continuation:
     unsure = int(np.argmax(entropy))  # the position whose next token the model is least sure of
     logits = np.log(probs[unsure])  # softmax(log p) = p: the same distribution, as logits
     filters = [(name, softmax(process(logits, s))) for name, s in FILTERS]
+    top_p = next(s.top_p for _, s in FILTERS if s.top_p is not None)
+    kept_gpt2 = int(np.isfinite(top_p_filter_gpt2(logits, top_p)).sum())
     shown = {int(i) for i in ids} | {c.token for c in chosen}
     shown |= {i for c in chosen for i, _ in c.candidates}
     shown |= {int(i) for i in np.argsort(-filters[0][1], kind="stable")[:N_SHOWN]}
@@ -114,5 +124,6 @@ def _continuation(settings: Settings) -> Continuation:
         chosen=chosen,
         texts={i: tokenizer.token_text(i) for i in sorted(shown)},
         unsure=unsure,
+        top_p=(top_p, int(np.isfinite(top_p_filter(logits, top_p)).sum()), kept_gpt2),
         filters=filters,
     )

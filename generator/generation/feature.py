@@ -65,6 +65,11 @@ def show(text: str) -> str:
 
 
 def pct(p: float) -> str:
+    """A probability as a percentage; the extremes say so rather than round to 0% or 100%."""
+    if 0 < p < 0.0005:
+        return "&lt;0.1%"
+    if 0.9995 <= p < 1:
+        return "&gt;99.9%"
     return f"{100 * p:.1f}%"
 
 
@@ -92,10 +97,20 @@ def filters_block(settings) -> str:
     return (
         f"<p>The {_model(c)} after <code>{show(context)}</code>, the prompt position whose next "
         "token it is least sure of (highest entropy):</p>\n"
-        '<div class="itm-scroll"><table class="itm-gen-filters" data-gen="filters">'
+        '<div class="itm-scroll"><table data-gen="filters">'
         f'<thead><tr><th scope="col">token</th>{head}</tr></thead><tbody>{"".join(body)}'
         f'<tr class="itm-gen-kept"><th scope="row">tokens left</th>{kept}</tr></tbody>'
         "</table></div>\n"
+    )
+
+
+def top_p_note(settings) -> str:
+    """How many tokens each library's top-p rule keeps on the page's distribution."""
+    c = data.continuation(settings)
+    p, ours, gpt2 = c.top_p
+    return (
+        f"On the distribution shown at the top of this page, top-p {p} keeps {ours} tokens by "
+        f"transformers' rule and {gpt2} by gpt-2's.\n"
     )
 
 
@@ -122,7 +137,7 @@ def continuation_block(settings) -> str:
         f"<p>Each token is drawn with temperature {s.temperature} and top-k {s.top_k} by a numpy "
         f"generator seeded with {data.SEED_GENERATE}. The first step reads all "
         f"{len(c.prompt)} prompt tokens; every later step reads one token and the cache.</p>\n"
-        '<div class="itm-scroll"><table class="itm-gen-steps" data-gen="continuation"><thead><tr>'
+        '<div class="itm-scroll"><table data-gen="continuation"><thead><tr>'
         '<th scope="col">step</th><th scope="col">position</th>'
         '<th scope="col">positions cached</th><th scope="col">chosen</th>'
         '<th scope="col">its probability</th>'
@@ -264,6 +279,7 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "generation_filters": lambda: filters_block(settings()),
         "generation_continuation": lambda: continuation_block(settings()),
         "generation_toy": toy_block,
+        "generation_top_p_note": lambda: top_p_note(settings()),
         "generation_cache": lambda: cache_block(page._doc),
         "generation_code": lambda: code(CODE, "gen"),
         "generation_hf_code": lambda: code(HF_CODE, "gen-hf"),
