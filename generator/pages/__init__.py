@@ -1,0 +1,62 @@
+"""Page macros: the generated blocks a docs page calls as {{ name() }}.
+
+A page in docs/ is Markdown with front matter; its Jinja calls are filled here from the registry,
+the accounting and the pinned excerpts. Every number is computed, none is typed. By concern:
+
+    context.py     PageContext: the page, its links, its component, render_block(); size_tabs()
+    component.py   ComponentMacros: header, shapes, parameters, flops, code, sources, ...
+    site_index.py  SiteMacros: architecture_map, glossary, model_numbers, sources_index, ...
+    features       each feature module's macros(page) (generator/features.py)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jinja2
+
+from generator.pages.component import ComponentMacros, latex_tables, table_path
+from generator.pages.context import PageContext, excerpt_anchor, size_tabs
+from generator.pages.site_index import SiteMacros, citation, pages_citing, plain_excerpt
+
+
+class PageMacros(ComponentMacros, SiteMacros):
+    """Every macro a page can call: the component's, the site-wide ones, and the features'."""
+
+    def namespace(self) -> dict[str, Callable[..., str]]:
+        from generator.features import load_features
+
+        names = (*self.COMPONENT_MACROS, *self.SITE_MACROS)
+        found: dict[str, Callable[..., str]] = {name: getattr(self, name) for name in names}
+        for feature in load_features():
+            if hasattr(feature, "macros"):
+                found.update(feature.macros(self))
+        return found
+
+
+def render_page(markdown: str, macros: PageMacros) -> str:
+    """Fill a page's {{ macro() }} calls. Jinja comments are `{## ##}` so `{#id}` stays Markdown."""
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        comment_start_string="{##",
+        comment_end_string="##}",
+        keep_trailing_newline=True,
+    )
+    return env.from_string(markdown).render(**macros.namespace())
+
+
+__all__ = [
+    "ComponentMacros",
+    "PageContext",
+    "PageMacros",
+    "SiteMacros",
+    "citation",
+    "excerpt_anchor",
+    "latex_tables",
+    "pages_citing",
+    "plain_excerpt",
+    "render_page",
+    "size_tabs",
+    "table_path",
+]

@@ -1,0 +1,260 @@
+"""Macros of a component page: header, shapes, parameters, FLOPs, code, evidence, differences."""
+
+from __future__ import annotations
+
+from generator import accounting, blocks
+from generator.components import COMPONENTS
+from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.pages.context import PageContext, excerpt_anchor, size_tabs
+from generator.render import code as code_render
+from generator.render.diagram import architecture_svg
+from generator.render.numbers import fmt_int, tex_int
+from generator.render.tables import latex_tabular, markdown_table
+
+NO_PARAMS = {
+    "embed": "No parameters of its own: it adds two vectors that the embeddings already hold.",
+    "unembed": (
+        "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
+        "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
+        "again as wte (see the table below)."
+    ),
+}
+
+
+PARAM_HEAD = ("Component", "Calculation", "Parameters")
+
+
+FLOP_HEAD = ("Operation", "Calculation", "FLOPs per token")
+
+
+def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig, glossary: str | None = None) -> str:
+    """ "[B batch, T positions, 768 d]": sizes from the config, symbols linked to the glossary."""
+    fields = {
+        "d_model": fmt_int(cfg.d_model),
+        "d_mlp": fmt_int(cfg.d_mlp),
+        "vocab_size": fmt_int(cfg.vocab_size),
+        "n_ctx": fmt_int(cfg.n_ctx),
+        "n_head": fmt_int(cfg.n_head),
+        "d_head": fmt_int(cfg.d_head),
+    }
+    from generator.glossary import SYMBOLS
+
+    def word(w: str) -> str:
+        if glossary and w in SYMBOLS:
+            return f'<a class="itm-sym" href="{glossary}#sym-{SYMBOLS[w].anchor}">{w}</a>'
+        return w
+
+    parts = [" ".join(word(w) for w in d.format(**fields).split(" ")) for d in tensor_dims]
+    return "[" + ", ".join(parts) + "]"
+
+
+class ComponentMacros(PageContext):
+    """{{ header() }}, {{ parameters() }}, ...: each reads the page's `component:` entry."""
+
+    COMPONENT_MACROS: tuple[str, ...] = (
+        "header",
+        "shapes",
+        "parameters",
+        "flops",
+        "code",
+        "sources",
+        "differences",
+        "go_deeper",
+        "figure",
+    )
+
+    def header(self) -> str:
+        """Kicker, title, call site with its learned/fixed tag, one-line role, formula, diagram."""
+        c = self._component()
+        call = None
+        if c.call_site:
+            ex = self._excerpt(c.call_site)
+            ((line_no, line_text),) = ex.blocks
+            call = blocks.CallSite(
+                learned=c.learned,
+                code=code_render.visible(line_text.strip(" \t\n")),
+                permalink=ex.permalink,
+                filename=ex.filename,
+                line=line_no,
+            )
+        diagram = architecture_svg(
+            self.link, current=c.key, n_layer=CONFIGS["gpt2"].n_layer, uid=f"map-{c.key}"
+        )
+        return self.render_block(
+            blocks.ComponentHeader(
+                kicker=c.kicker,
+                title=c.title,
+                callsite=call,
+                role=c.role,
+                formula=blocks.Markup(c.formula),
+                shapes=blocks.Markup(self.shapes()),
+                diagram=blocks.Markup(diagram),
+            )
+        )
+
+    def shapes(self) -> str:
+        """In/out shapes and the parameter summary, for each size."""
+        c = self._component()
+
+        def render(cfg: ModelConfig) -> str:
+            glossary = self.url_for("glossary.md")
+            lines = [f"- in: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.inputs]
+            lines += [f"- out: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.outputs]
+            per = accounting.params_per_instance(cfg, c.key)
+            count = accounting.instances(cfg, c.key)
+            params = f'- parameters: <span data-q="params.per_instance">{fmt_int(per)}</span>'
+            if count > 1:
+                params += (
+                    f' · × {count} blocks = <span data-q="params.total">'
+                    f"{fmt_int(per * count)}</span>"
+                )
+            return "\n".join([*lines, params]) + "\n"
+
+        return '<div class="itm-shapes" markdown>\n\n' + size_tabs(render) + "\n</div>\n"
+
+    def parameters(self) -> str:
+        """Per-instance accounting table per size, and the total across blocks."""
+        c = self._component()
+
+        def render(cfg: ModelConfig) -> str:
+            rows = accounting.param_rows(cfg, c.key)
+            if not rows:
+                return f"{NO_PARAMS.get(c.key, 'No parameters of its own.')}\n"
+            per = sum(r.value for r in rows)
+            count = accounting.instances(cfg, c.key)
+            table = markdown_table(
+                rows,
+                head=PARAM_HEAD,
+                total_label="Per-instance total",
+                quantity="params.table_total",
+            )
+            parts = [
+                f"{fmt_int(per)} parameters per instance, across its learned components.\n",
+                "Exact per-instance accounting\n",
+                table,
+            ]
+            if count > 1:
+                parts.append(
+                    f"Across {count} independent blocks: "
+                    f"${tex_int(per)} \\times {count} = {tex_int(per * count)}$ parameters.\n"
+                )
+            parts.append(f"[LaTeX source of this table]({self._tex_link(c.key, 'params', cfg)})\n")
+            return "\n".join(parts)
+
+        return size_tabs(render)
+
+    def flops(self) -> str:
+        """Forward FLOPs per token per size, at the model's full context."""
+        c = self._component()
+
+        def render(cfg: ModelConfig) -> str:
+            rows = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
+            if not rows:
+                return (
+                    "No matrix multiplications: a lookup or an elementwise step, so it counts "
+                    "0 FLOPs under the convention below.\n"
+                )
+            table = markdown_table(
+                rows, head=FLOP_HEAD, total_label="Per-instance total", quantity="flops.per_token"
+            )
+            return (
+                f"At a context of {fmt_int(cfg.n_ctx)} tokens, per token, one instance:\n\n{table}"
+            )
+
+        return size_tabs(render) + f"\n{accounting.FLOP_CONVENTION}\n"
+
+    def code(self) -> str:
+        """Code tabs: the pinned excerpts, with upstream line numbers."""
+        c = self._component()
+        return code_render.code_tabs([self._excerpt(i) for i in c.code])
+
+    def sources(self) -> str:
+        """ "Direct evidence" cards: a claim, where it stands, the pinned revision, the excerpt."""
+        c = self._component()
+        sources_page = self.url_for("sources.md")
+        return "\n".join(
+            code_render.evidence_card(
+                self._excerpt(s.excerpt),
+                s.claim,
+                sources_url=f"{sources_page}#{excerpt_anchor(s.excerpt)}" if sources_page else None,
+            )
+            for s in c.sources
+        )
+
+    def _tex_link(self, key: str, kind: str, cfg: ModelConfig) -> str:
+        return self._doc(table_path(key, kind, cfg))
+
+    def differences(self) -> str:
+        """Where openai/gpt-2 and transformers differ, for this component, with both excerpts."""
+        from generator.differences import for_page, gelu_gap
+
+        c = self._component()
+        blocks = []
+        for diff in for_page(c.key):
+            text = (
+                diff.text.replace("{gelu_gap}", gelu_gap())
+                if "{gelu_gap}" in diff.text
+                else diff.text
+            )
+            code = code_render.code_tabs(
+                [self._excerpt(i) for i in diff.excerpts], prefix=f"diff-{diff.key}"
+            )
+            blocks.append(f"### {diff.title} {{ #diff-{diff.key} }}\n\n{text}\n\n{code}\n")
+        return "\n".join(blocks)
+
+    def go_deeper(self) -> str:
+        """The walkthrough, the forward pass, the cited sources, the notation, the map.
+
+        The previous and next component are Material's footer links (navigation.footer): the
+        nav lists the components in forward order, so they are not repeated here.
+        """
+        c = self._component()
+        items = []
+        if c.walkthrough and self.url_for(c.walkthrough):
+            walkthrough = (f"the {c.short.lower()} walkthrough", self._doc(c.walkthrough))
+            items.append(blocks.LinkItem("Step through it at toy scale", (walkthrough,)))
+        if c.key == "attention" and self.url_for("forward-pass.md"):
+            forward = ("the forward pass", self._doc("forward-pass.md"))
+            items.append(blocks.LinkItem("See trained heads at work", (forward,)))
+        cited = dict.fromkeys([*c.code, *(s.excerpt for s in c.sources)])
+        sources = self._doc("sources.md")
+        links = tuple((i, f"{sources}#{excerpt_anchor(i)}") for i in cited)
+        items.append(blocks.LinkItem("The pinned sources this page cites", links))
+        items.append(
+            blocks.LinkItem("Notation", (("glossary of symbols", self._doc("glossary.md")),))
+        )
+        home = (("architecture map", self._doc("index.md")),)
+        items.append(blocks.LinkItem("Back to the", home, sep=" "))
+        return self.render_block(blocks.LinkList(tuple(items)))
+
+    def figure(self, name: str, alt: str) -> str:
+        """A generated figure per size (Material tabs), from generator/charts.py."""
+        from generator.charts import figure_path
+
+        return size_tabs(
+            # lazy: the figures in hidden size tabs load only when their tab is shown
+            lambda cfg: (
+                f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))}){{ loading=lazy }}\n"
+            )
+        )
+
+
+def table_path(key: str, kind: str, cfg: ModelConfig) -> str:
+    return f"tables/{key}-{kind}-{cfg.name}.tex"
+
+
+def latex_tables() -> dict[str, bytes]:
+    """Every component's parameter table for every size, as LaTeX files for the site."""
+    tables = {}
+    for c in COMPONENTS:
+        for name in SIZES:
+            cfg = CONFIGS[name]
+            rows = accounting.param_rows(cfg, c.key)
+            if rows:
+                tables[table_path(c.key, "params", cfg)] = latex_tabular(
+                    rows,
+                    head=PARAM_HEAD,
+                    total_label="Per-instance total",
+                    caption=f"{cfg.label}: parameters of one instance of {c.title}",
+                ).encode()
+    return tables

@@ -1,0 +1,68 @@
+"""What every page's macros share: the page, its links, its component, and block rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generator import blocks
+from generator.components import BY_KEY, COMPONENTS, Component
+from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.render import code as code_render
+from generator.site import Site
+
+
+def size_tabs(render: Callable[[ModelConfig], str]) -> str:
+    """Material content tabs, one per GPT-2 size. Linked tabs keep the reader's choice site-wide."""
+    tabs = []
+    for name in SIZES:
+        cfg = CONFIGS[name]
+        tabs.append(f'=== "{cfg.label}"\n\n{code_render.indent(render(cfg))}\n')
+    return "\n".join(tabs)
+
+
+def excerpt_anchor(excerpt_id: str) -> str:
+    """The stable anchor of an excerpt on the Sources page: "gpt2.attn" -> "ex-gpt2-attn"."""
+    return "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt_id)
+
+
+class PageContext:
+    """One page being filled. `url_for(docs_path)` gives a relative link from it, or None."""
+
+    def __init__(
+        self, site: Site, *, src_path: str, meta: dict, url_for: Callable[[str], str | None]
+    ) -> None:
+        self.site = site
+        self.src_path = src_path
+        self.meta = meta
+        self.url_for = url_for
+        self.component: Component | None = BY_KEY.get(meta.get("component", ""))
+
+    def _component(self) -> Component:
+        if self.component is None:
+            from generator.errors import InputError
+
+            named = self.meta.get("component")
+            raise InputError(
+                f"the page's front matter names component {named!r}, which does not exist"
+                if named
+                else "a component macro is used but the page names no component",
+                file=f"docs/{self.src_path}",
+                entry="component",
+                fix="add `component: <key>` to the front matter; keys: "
+                + ", ".join(c.key for c in COMPONENTS),
+            )
+        return self.component
+
+    def _excerpt(self, excerpt_id: str):
+        return self.site.excerpt(excerpt_id, used_by=f"docs/{self.src_path}")
+
+    def link(self, key: str) -> str | None:
+        return self.url_for(BY_KEY[key].page)
+
+    def render_block(self, block: blocks.Block) -> str:
+        """A block through its template (the site's override first); for features too."""
+        return blocks.render(block, self.site.settings.custom_dir)
+
+    def _doc(self, docs_path: str) -> str:
+        """A Markdown link target from this page to another docs path (validated by MkDocs)."""
+        return "../" * self.src_path.count("/") + docs_path
