@@ -35,6 +35,7 @@ def test_toy_cache_rows_are_the_full_pass_keys_and_values():
         np.testing.assert_allclose(step.v, full.trace["v"][:, :ns], atol=1e-12)
         last = step.new[-1]
         np.testing.assert_allclose(step.weights[:, -1], full.trace["weights"][:, last, : last + 1])
+        np.testing.assert_allclose(step.scores[:, -1], full.trace["scaled"][:, last, : last + 1])
     assert full.block == BLOCK
 
 

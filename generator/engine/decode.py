@@ -54,16 +54,17 @@ class Step:
     logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
     present: np.ndarray  # [n_layer, 2, n_head, nd, d_head]: the new keys and values
     cache: np.ndarray  # [n_layer, 2, n_head, ns, d_head]: the cache the next step reads
+    scores: list[np.ndarray]  # per layer, scaled and masked scores [n_head, nd, ns] (−∞: masked)
     weights: list[np.ndarray]  # per layer, the attention weights [n_head, nd, ns]
 
 
 def attention_step(
     x: np.ndarray, past: np.ndarray, w: Weights, cfg: ModelConfig
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Attention of the new rows x [nd, d] over the cached and new keys.
 
     past is this layer's [2, h, ns_past, dh]. Returns the output [nd, d], this layer's present
-    [2, h, nd, dh] and the attention weights [h, nd, ns].
+    [2, h, nd, dh], the scaled, masked scores and the attention weights (both [h, nd, ns]).
     """
     nd, d = x.shape
     h, dh = cfg.n_head, cfg.d_head
@@ -79,7 +80,7 @@ def attention_step(
     heads = weights @ v  # [h, nd, ns] @ [h, ns, dh] -> [h, nd, dh]
     merged = heads.transpose(1, 0, 2).reshape(nd, d)  # [nd, d]
     out = linear(merged, w["c_proj.weight"], w.get("c_proj.bias"))  # [nd, d]
-    return out, present, weights
+    return out, present, scores, weights
 
 
 def decode_step(
@@ -104,16 +105,19 @@ def decode_step(
     positions = past_length + np.arange(nd)  # gpt-2's positions_for(tokens, past_length)
 
     x = w["wte.weight"][token_ids] + w["wpe.weight"][positions]  # [nd, d]
-    presents, attn_weights = [], []
+    presents, attn_scores, attn_weights = [], [], []
     for i in range(cfg.n_layer):
         b = sub_weights(w, f"h.{i}.")
         ln1, _ = layer_norm(x, b["ln_1.weight"], b["ln_1.bias"], cfg.layer_norm_eps)
-        a, present, weights_i = attention_step(ln1, cache[i], sub_weights(b, "attn."), cfg)
+        a, present, scores_i, weights_i = attention_step(
+            ln1, cache[i], sub_weights(b, "attn."), cfg
+        )
         x = x + a  # [nd, d]
         ln2, _ = layer_norm(x, b["ln_2.weight"], b["ln_2.bias"], cfg.layer_norm_eps)
         m, _ = mlp(ln2, sub_weights(b, "mlp."))
         x = x + m  # [nd, d]
         presents.append(present)
+        attn_scores.append(scores_i)
         attn_weights.append(weights_i)
     lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
     logits = lnf @ w["wte.weight"].T  # [nd, V], tied unembedding
@@ -124,6 +128,7 @@ def decode_step(
         logits=logits,
         present=present,
         cache=np.concatenate([cache, present], axis=3),  # gpt-2's sample.py: concat past, presents
+        scores=attn_scores,
         weights=attn_weights,
     )
 

@@ -45,6 +45,7 @@ class ToyStep:
     cached: tuple[int, ...]  # positions whose K and V came from the cache
     k: np.ndarray  # [h, ns, dh] block BLOCK's keys after the step
     v: np.ndarray  # [h, ns, dh]
+    scores: np.ndarray  # [h, nd, ns] the new rows' scaled, masked scores
     weights: np.ndarray  # [h, nd, ns] the new rows' attention weights
 
 
@@ -63,6 +64,7 @@ def toy_steps() -> tuple[ToyStep, ...]:
                 cached=tuple(range(start)),
                 k=cache[BLOCK, 0],
                 v=cache[BLOCK, 1],
+                scores=step.scores[BLOCK],
                 weights=step.weights[BLOCK],
             )
         )

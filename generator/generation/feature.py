@@ -171,14 +171,34 @@ def _kv_grid(name: str, matrix: np.ndarray, step: data.ToyStep, tokens: tuple[st
     )
 
 
+def _row_panel(step: data.ToyStep, tokens: tuple[str, ...]) -> str:
+    """The last new row of head 1 against every key: where each key came from, its scaled score,
+    and its attention weight (the walkthrough's row panel, for one decoding step)."""
+    last = step.new[-1]
+    cells = []
+    for j, (score, weight) in enumerate(zip(step.scores[0, -1], step.weights[0, -1], strict=True)):
+        source = "cached" if j in step.cached else "new"
+        masked = not np.isfinite(score)
+        cells.append(
+            f'<tr data-state="{source}"><th scope="row">{token_chip(tokens[j], TOKEN_COLOURS[j])}'
+            f"</th><td>{source}</td><td>{fmt_value(None if masked else float(score))}</td>"
+            f"<td>{fmt_value(float(weight))}</td></tr>"
+        )
+    return (
+        f'<table class="itm-wt-grid itm-gen-row" data-row="{last}"><caption>Row '
+        f"<strong>{html.escape(tokens[last])}</strong>, head 1: its query against each key"
+        '</caption><thead><tr><th scope="col">key</th><th scope="col">from</th>'
+        '<th scope="col">q·k / √d_head</th><th scope="col">weight</th></tr></thead>'
+        f"<tbody>{''.join(cells)}</tbody></table>"
+    )
+
+
 def toy_block() -> str:
     """The toy decoding its five tokens with a cache: what each step adds to K and V."""
     tokens = data.toy_tokens()
     parts = []
     for n, step in enumerate(data.toy_steps(), start=1):
         read = " ".join(tokens[i] for i in step.new)
-        weights = step.weights[0, -1]  # head 1, the last new row
-        row = ", ".join(f"{tokens[j]} {fmt_value(float(w))}" for j, w in enumerate(weights))
         kind = (
             f"reads the prompt <strong>{html.escape(read)}</strong> with an empty cache"
             if not step.cached
@@ -188,9 +208,8 @@ def toy_block() -> str:
         parts.append(
             f'<section class="itm-gen-step" data-step="{n}"><p><strong>Step {n}</strong>: '
             f'{kind}</p><div class="itm-gen-grids">{_kv_grid("K", step.k[0], step, tokens)}'
-            f"{_kv_grid('V', step.v[0], step, tokens)}</div>"
-            f"<p>Attention of <strong>{html.escape(tokens[step.new[-1]])}</strong> (head 1) "
-            f"over the {len(weights)} keys: {html.escape(row)}.</p></section>"
+            f"{_kv_grid('V', step.v[0], step, tokens)}{_row_panel(step, tokens)}</div>"
+            "</section>"
         )
     return "\n".join(parts) + "\n"
 
