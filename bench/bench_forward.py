@@ -38,10 +38,10 @@ start = time.perf_counter()
 from generator.forward import current
 from generator.forward import feature, render
 from generator.settings import Settings
-from generator.site import Site
+from generator.inputs import BuildInputs
 settings = Settings.load(pathlib.Path({root!r}))
 fp = current(settings)
-site = Site(settings, excerpts={{}})  # files() reads only the settings
+site = BuildInputs(settings, excerpts={{}})  # files() reads only the settings
 files = feature.files(site)
 gallery = render.gallery_block(fp, lambda p: "../" + p)
 print(json.dumps({{

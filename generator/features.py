@@ -1,7 +1,7 @@
 """Features that plug extra pages into the build (walkthrough, forward pass, ...).
 
 A feature module may define either or both of:
-    files(site: Site) -> dict[str, bytes]          generated site files (JSON, SVG), by site path
+    files(site: BuildInputs) -> dict[str, bytes]          generated site files (JSON, SVG), by site path
     macros(page: PageMacros) -> dict[str, Callable[..., str]]   {{ name(...) }} calls for pages
 A new feature adds its module to FEATURE_MODULES in the same commit.
 """

@@ -95,7 +95,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def __init__(self) -> None:
         self.command: str | None = None
         self.failed = False
-        self.site: Any = None  # generator.site.Site, once on_config has run
+        self.site: Any = None  # generator.inputs.BuildInputs, once on_config has run
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
 
@@ -111,12 +111,12 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(root))
         _fresh_generator(root)
         from generator.errors import InputError
+        from generator.inputs import BuildInputs
         from generator.settings import Settings
-        from generator.site import Site
 
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
-            self.site = Site.load(Settings.load(root, options))
+            self.site = BuildInputs.load(Settings.load(root, options))
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         for watched in ("generator", "sources"):

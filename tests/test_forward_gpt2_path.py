@@ -13,8 +13,8 @@ from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
 from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.forward.pipeline import Gpt2Source
+from generator.inputs import BuildInputs
 from generator.settings import Settings
-from generator.site import Site
 from tests.forward_helpers import TINY, block_network, pins_toml, write_tiny_checkpoint
 
 PROMPT = " the cat sat on the mat, the cat sat"
@@ -61,7 +61,7 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
 
     gallery = render.gallery_block(fp, lambda path: path)
     assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head
-    files = feature.files(Site(settings, excerpts={}))
+    files = feature.files(BuildInputs(settings, excerpts={}))
     assert sum(name.endswith(".svg") for name in files) == TINY.n_layer * TINY.n_head
     assert fp.removals[0].layer is None  # the intact model comes first
     # Random tiny weights make no recognisable head, so there is nothing to remove, and the

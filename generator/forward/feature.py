@@ -16,21 +16,21 @@ from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpo
 from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_files
-from generator.site import Site
+from generator.inputs import BuildInputs
 
 
-def forward_pass(site: Site) -> ForwardPass:
+def forward_pass(site: BuildInputs) -> ForwardPass:
     """The build's forward pass (computed once per site root and environment)."""
     from generator.forward import current
 
     return current(site.settings)
 
 
-def _pin(site: Site) -> CheckpointPin:
+def _pin(site: BuildInputs) -> CheckpointPin:
     return load_checkpoint_pins(Path(site.root) / PINS_FILE)["gpt2"]
 
 
-def files(site: Site) -> dict[str, bytes]:
+def files(site: BuildInputs) -> dict[str, bytes]:
     fp = forward_pass(site)
     shown = [render.show(t) for t in fp.tokens]
     out: dict[str, bytes] = {}

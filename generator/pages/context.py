@@ -7,8 +7,8 @@ from collections.abc import Callable
 from generator import blocks
 from generator.components import BY_KEY, COMPONENTS, Component
 from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.inputs import BuildInputs
 from generator.render import code as code_render
-from generator.site import Site
 
 
 def size_tabs(render: Callable[[ModelConfig], str]) -> str:
@@ -29,7 +29,7 @@ class PageContext:
     """One page being filled. `url_for(docs_path)` gives a relative link from it, or None."""
 
     def __init__(
-        self, site: Site, *, src_path: str, meta: dict, url_for: Callable[[str], str | None]
+        self, site: BuildInputs, *, src_path: str, meta: dict, url_for: Callable[[str], str | None]
     ) -> None:
         self.site = site
         self.src_path = src_path

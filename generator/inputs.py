@@ -15,7 +15,7 @@ LOCK_FILE = "sources/lock.toml"
 
 
 @dataclass
-class Site:
+class BuildInputs:
     settings: Settings
     excerpts: dict  # excerpt id -> generator.sources.Excerpt
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
@@ -29,7 +29,7 @@ class Site:
         return self.settings.cache_dir
 
     @classmethod
-    def load(cls, settings: Settings) -> Site:
+    def load(cls, settings: Settings) -> BuildInputs:
         from generator.assets import load_asset_pins, package_files
         from generator.sources import load_lock
         from generator.sources.resolve import Resolver
