@@ -13,9 +13,17 @@ from dataclasses import dataclass
 class Difference:
     key: str  # anchor on the page: #diff-<key>
     title: str
-    text: str  # Markdown, our words
+    text: str  # Markdown, our words; {name} is filled from MEASURED (numbers come from code)
     excerpts: tuple[str, ...]  # excerpt ids, openai/gpt-2 first
     pages: tuple[str, ...]  # component keys whose pages show it
+
+    def markdown(self) -> str:
+        """The text with its measured numbers filled in (each measured only when used)."""
+        text = self.text
+        for name, measure in MEASURED.items():
+            if f"{{{name}}}" in text:
+                text = text.replace(f"{{{name}}}", measure())
+        return text
 
 
 DIFFERENCES: tuple[Difference, ...] = (
@@ -109,3 +117,6 @@ def gelu_gap() -> str:
     return (
         f"the largest difference for x in [−6, 6] is {gap[worst]:.1e}, at x = ±{abs(x[worst]):.2f}"
     )
+
+
+MEASURED = {"gelu_gap": gelu_gap}  # placeholder in a Difference's text -> the code measuring it

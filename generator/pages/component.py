@@ -186,16 +186,12 @@ class ComponentMacros(PageContext):
 
     def differences(self) -> str:
         """Where openai/gpt-2 and transformers differ, for this component, with both excerpts."""
-        from generator.differences import for_page, gelu_gap
+        from generator.differences import for_page
 
         c = self._component()
         blocks = []
         for diff in for_page(c.key):
-            text = (
-                diff.text.replace("{gelu_gap}", gelu_gap())
-                if "{gelu_gap}" in diff.text
-                else diff.text
-            )
+            text = diff.markdown()
             code = code_render.code_tabs(
                 [self._excerpt(i) for i in diff.excerpts], prefix=f"diff-{diff.key}"
             )
