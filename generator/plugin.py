@@ -104,6 +104,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
     @event_priority(100)  # first: the staging folder must be set before others read site_dir
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if self.publication is not None:  # `serve --clean` rebuilds in one process: settle the
+            self._publish()  # last build first (a second lock on one file would wait forever)
         self.failed = self.built = False
         if not self.config.enabled:
             return config
@@ -193,6 +195,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
     @event_priority(-100)  # last: publish only after every other plugin has finished
     def on_shutdown(self) -> None:
+        self._publish()
+
+    def _publish(self) -> None:
         """Publish only a build that ran to the end: not one that failed, was interrupted (Ctrl-C
         is not an Exception, so on_build_error never sees it) or aborted in strict mode."""
         publication, self.publication = self.publication, None
