@@ -1,23 +1,41 @@
-"""Session fixtures: one built site shared by the page and browser tests, served on 127.0.0.1."""
+"""Session fixtures: one built site shared by the page and browser tests, served on 127.0.0.1.
+
+ITM_TEST_SITE (a built site's folder) and ITM_TEST_SITE_URL (the site_url it was built for) test
+a site built elsewhere instead of building one: CI's browser job tests the very artifact it
+deploys. That site is served at its own address: Chromium resolves the host to 127.0.0.1, and an
+https address gets a throwaway self-signed certificate the browser is told to accept.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from tests.site_helpers import CHROMIUM_FLAGS, chromium_path, free_port, mkdocs_build, serve
+from tests.site_helpers import (
+    CHROMIUM_FLAGS,
+    chromium_path,
+    free_port,
+    mkdocs_build,
+    self_signed,
+    serve,
+)
 
 # Material's instant navigation only follows links listed in sitemap.xml, whose host and port
 # come from site_url: build for the address the tests will serve the site at.
+GIVEN_SITE = os.environ.get("ITM_TEST_SITE")
 TEST_PORT = free_port()
-TEST_SITE_URL = f"http://127.0.0.1:{TEST_PORT}/"
+TEST_SITE_URL = os.environ.get("ITM_TEST_SITE_URL") or f"http://127.0.0.1:{TEST_PORT}/"
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built once per test session with the standard `mkdocs build`."""
+    """The site, built once per test session with the standard `mkdocs build` (or ITM_TEST_SITE)."""
+    if GIVEN_SITE:
+        return Path(GIVEN_SITE).resolve()
     site_dir = tmp_path_factory.mktemp("built") / "site"
     result = mkdocs_build(site_dir, SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
@@ -25,9 +43,12 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def site_url(built_site: Path) -> Iterator[str]:
-    with serve(built_site, TEST_PORT) as url:
-        yield url
+def site_url(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    address = urlsplit(TEST_SITE_URL)
+    host = address.hostname or "127.0.0.1"
+    tls = self_signed(tmp_path_factory.mktemp("tls"), host) if address.scheme == "https" else None
+    with serve(built_site, TEST_PORT, prefix=address.path or "/", tls=tls):
+        yield TEST_SITE_URL
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +59,11 @@ def browser() -> Iterator[object]:
     if not Path(executable).exists():
         pytest.fail(f"no Chromium at {executable}: run `make chromium` or set ITM_CHROMIUM")
     with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        args = list(CHROMIUM_FLAGS)
+        host = urlsplit(TEST_SITE_URL).hostname
+        if host != "127.0.0.1":  # a site built for its public address, served here
+            args += [f"--host-resolver-rules=MAP {host} 127.0.0.1:{TEST_PORT}"]
+            args += ["--ignore-certificate-errors"]
+        browser = playwright.chromium.launch(executable_path=executable, args=args)
         yield browser
         browser.close()

@@ -96,8 +96,15 @@ def tree_digest(directory: Path) -> dict[str, str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    prefix = "/"  # the URL path the site lives under ("/repo/" on GitHub Pages)
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass
+
+    def translate_path(self, path: str) -> str:
+        if not path.startswith(self.prefix):
+            return str(Path(self.directory) / "no such file")
+        return super().translate_path("/" + path[len(self.prefix) :])
 
 
 def free_port() -> int:
@@ -108,15 +115,39 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def self_signed(folder: Path, host: str) -> tuple[Path, Path]:
+    """A throwaway certificate and key for `host` (openssl), to serve a site at its https URL."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+        + ["-subj", f"/CN={host}", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
 @contextmanager
-def serve(directory: Path, port: int = 0) -> Iterator[str]:
-    """Serve `directory` on 127.0.0.1 (a free port unless given); yields the base URL ending in '/'."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+def serve(
+    directory: Path, port: int = 0, *, prefix: str = "/", tls: tuple[Path, Path] | None = None
+) -> Iterator[str]:
+    """Serve `directory` on 127.0.0.1 (a free port unless given) under the URL path `prefix`,
+    over TLS when given (certificate, key); yields the local base URL ending in '/'."""
+    handler = type("Handler", (_QuietHandler,), {"prefix": prefix})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), functools.partial(handler, directory=str(directory))
+    )
+    if tls:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    scheme = "https" if tls else "http"
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}{prefix}"
     finally:
         server.shutdown()
         server.server_close()
