@@ -32,6 +32,34 @@ def register(subparsers) -> None:
     )
     train.add_argument("--root", default=".", help="the project folder (default: .)")
     train.set_defaults(func=train_command)
+    check = subparsers.add_parser(
+        "check-heads",
+        help="check a built site's GPT-2 heads against what interpretability work reports",
+    )
+    check.add_argument("site", help="the built site folder (its forward/heads.json is read)")
+    check.set_defaults(func=check_command)
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """Exit 1 unless the site shows GPT-2's own heads and they agree with the literature."""
+    import json
+
+    from generator.forward.analysis import HeadScore
+    from generator.forward.literature import compare, problems, verdict
+
+    path = Path(args.site) / "forward" / "heads.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data["source"] != "gpt2":
+        print(f"{path}: the page shows the {data['model']}, not GPT-2 (weights not found)")
+        return 1
+    fields = ("layer", "head", "previous_token", "induction", "first_token")
+    heads = [HeadScore(**{f: h[f] for f in fields}) for h in data["heads"]]
+    for c in compare(heads):
+        print(f"{c.known.kind} head {c.known.label} ({c.known.source}): {verdict(c)}")
+    found = problems(heads)
+    for problem in found:
+        print(f"DISAGREES: {problem}")
+    return 1 if found else 0
 
 
 def train_command(args: argparse.Namespace) -> int:

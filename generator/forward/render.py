@@ -18,6 +18,7 @@ from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.head_images import colour, hex_colour, text_colour
+from generator.forward.literature import compare, verdict
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
@@ -189,7 +190,26 @@ def found_block(fp: ForwardPass, url: Url) -> str:
             f"Score ≥ {THRESHOLDS[kind]:.2f} (even attention would score {chance:.2f}): "
             f"{links}{more}.</li>"
         )
-    return '<ul class="itm-found">\n' + "\n".join(items) + "\n</ul>\n"
+    found = '<ul class="itm-found">\n' + "\n".join(items) + "\n</ul>\n"
+    return found + literature_block(fp)
+
+
+def literature_block(fp: ForwardPass) -> str:
+    """For GPT-2's own weights: the heads published work names, next to this page's scores, and
+    whether the page's classifier agrees (said here when it does not)."""
+    if not isinstance(fp.source, Gpt2Source):
+        return ""
+    items = [
+        f'<li data-head="{c.known.label}" data-agrees="{str(c.classified).lower()}">'
+        f'<a href="#{head_anchor(c.known.layer, c.known.head)}">{c.known.label}</a>, a '
+        f"{c.known.kind} head in {html.escape(c.known.source)}: {html.escape(verdict(c))}.</li>"
+        for c in compare(fp.heads)
+    ]
+    return (
+        "<p>Published interpretability work names some of GPT-2 small's heads (layer.head, both "
+        "counted from 0 as here). This prompt's scores for them:</p>\n"
+        '<ul class="itm-literature">\n' + "\n".join(items) + "\n</ul>\n"
+    )
 
 
 def _head_link(h: HeadScore, kind: str) -> str:
