@@ -181,11 +181,14 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             self.site, src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
         )
         try:
-            return render_page(markdown, macros)
+            rendered = render_page(markdown, macros)
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         except Exception as error:  # a Jinja syntax or name error in a page
             raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
+        if "description" in macros.meta:  # a block may say what the page shows (the forward pass)
+            page.meta["description"] = macros.meta["description"]
+        return rendered
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self.built = True  # every page is written; the strict check comes next

@@ -110,3 +110,29 @@ def test_without_javascript_a_head_links_to_its_view(browser, site_url, heads):
     assert page.url.endswith(href.lstrip("./").split("/", 1)[-1])
     assert page.locator("svg title").count() >= 1
     context.close()
+
+
+def test_on_a_phone_the_large_view_keeps_its_size_and_scrolls_sideways(browser, site_url, heads):
+    """At 375 px the large view is not shrunk (its token labels stay at the SVG's 12 px): the
+    image keeps its natural width inside a focusable region that scrolls, and the page itself
+    does not overflow."""
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page, record = recorded(context, site_url + PATH)
+    page.locator(f"#{heads[0]['anchor']}").click()
+    page.wait_for_function(
+        "() => { const i = document.querySelector('.itm-head-view__image');"
+        " return i.complete && i.naturalWidth > 200; }"
+    )
+    sizes = page.evaluate(
+        "() => { const i = document.querySelector('.itm-head-view__image');"
+        " const r = i.closest('.itm-head-view__scroll');"
+        " return {shown: i.getBoundingClientRect().width, natural: i.naturalWidth,"
+        " scroll: r.scrollWidth, client: r.clientWidth, focusable: r.tabIndex,"
+        " page: document.documentElement.scrollWidth}; }"
+    )
+    assert abs(sizes["shown"] - sizes["natural"]) < 1, sizes
+    assert sizes["natural"] > 375 or sizes["scroll"] == sizes["client"], sizes
+    assert sizes["scroll"] >= sizes["natural"] and sizes["focusable"] == 0, sizes
+    assert sizes["page"] <= 375, sizes
+    assert record["errors"] == []
+    context.close()

@@ -58,6 +58,9 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     assert 'data-source="gpt2"' in note and "its real heads" in note
     assert pin.revision in note and pin.files["model.safetensors"].sha256 in note
     assert "ITM_GPT2_WEIGHTS" in note  # where the files were found
+    assert "GPT-2 small's own blocks" in render.description(fp)  # the page's meta description
+    literature = render.literature_block(fp)  # heads the papers name, beside this run's scores
+    assert literature.count("<li ") == 4 and "Wang et al. 2022" in literature
 
     gallery = render.gallery_block(fp, lambda path: path)
     assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head

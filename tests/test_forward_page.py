@@ -96,3 +96,10 @@ def test_the_stand_ins_training_figure_is_there_with_its_numbers(built_site, sou
     assert svg.resolve().read_bytes().startswith(b"<?xml") and b"<svg" in svg.read_bytes()
     assert f"to {curve['induction'][-1]:.2f}" in img["alt"]
     assert f"over {curve['step'][-1]:,} steps" in img["alt"]
+
+
+def test_meta_description_names_the_model_the_page_shows(soup, heads):
+    """Search results and link previews must not promise GPT-2 while the page shows the stand-in."""
+    description = soup.find("meta", attrs={"name": "description"})["content"]
+    assert heads["source"] == "stand-in"
+    assert "stand-in" in description and "GPT-2's blocks" not in description

@@ -86,8 +86,13 @@ def macros(page) -> dict[str, Callable[..., str]]:
     def fp() -> ForwardPass:
         return forward_pass(page.site)
 
+    def source() -> str:
+        """The note on which model the page shows; the meta description says the same."""
+        page.meta["description"] = render.description(fp())
+        return page.render_block(render.source_note(fp(), _pin(page.site)))
+
     return {
-        "forward_source": lambda: page.render_block(render.source_note(fp(), _pin(page.site))),
+        "forward_source": source,
         "forward_tokens": lambda: page.render_block(render.tokens_block(fp())),
         "forward_residual": lambda: render.residual_block(fp()),
         "forward_found": lambda: render.found_block(fp(), url),

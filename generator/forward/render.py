@@ -94,6 +94,20 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
     )
 
 
+def description(fp: ForwardPass) -> str:
+    """The page's meta description (search results, link previews): names the model shown."""
+    where = (
+        "GPT-2 small's own blocks (its pinned weights)"
+        if isinstance(fp.source, Gpt2Source)
+        else "a small trained stand-in of GPT-2's architecture (GPT-2's weights were not found "
+        "when the site was built)"
+    )
+    return (
+        f"A prompt through {where}, every attention head on view, computed by the site's numpy "
+        "engine at build time."
+    )
+
+
 # -- tokens --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Tokens(blocks.Block):
@@ -266,7 +280,11 @@ def gallery_block(fp: ForwardPass, url: Url) -> str:
         '<button type="button" class="itm-head-view__next" aria-label="Next head">›</button>'
         '<button type="button" class="itm-head-view__close" aria-label="Close">×</button></div>'
         '<p class="itm-head-view__scores"></p>'
-        '<img class="itm-head-view__image" alt="">'
+        # Full size in a sideways-scrolling region: shrunk to a phone's width, the token labels
+        # (12 px in the SVG) would be unreadable.
+        '<div class="itm-head-view__scroll" tabindex="0" role="region" '
+        'aria-label="Attention pattern at full size (scrolls sideways)">'
+        '<img class="itm-head-view__image" alt=""></div>'
         '<p class="itm-head-view__open"><a href="">Open this view on its own</a></p></div>\n'
         f'<p class="itm-note">Each small square is one head\'s attention on the prompt: row i is '
         f"where position i looks, column j the position it looks at; darker is more weight "
