@@ -1,33 +1,102 @@
 """Benchmark of the engine and the accounting (a report, not a test).
 
-    .venv/bin/python bench/bench_engine.py [--skip-torch]
+    .venv/bin/python bench/bench_engine.py [--skip-torch] [--tokens 1024 128] [--repeat 3]
 
 1. The build's path: importing the engine and the accounting (and that it does not import torch),
    one full toy trace, and every accounting row for the four GPT-2 sizes.
-2. A GPT-2-small-shaped forward over 1,024 tokens in numpy float32 (full trace kept) against
-   transformers' GPT-2 in torch float32 holding the same random weights: one run each.
+2. A GPT-2-small-shaped forward in numpy float32 (keep="none": logits and probabilities only, and
+   keep="all") against transformers' GPT-2 in torch float32 eager attention holding the same
+   random weights. Each run is a fresh process that builds the weights, then times one forward
+   and reads its peak memory above what it held before (the kernel's high-water mark, reset just
+   before the forward). Runs alternate numpy / torch so both see the same machine load; the table
+   shows medians.
+
+To compare against a current numpy, run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset in
+this command only (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ...`); the table names the
+OpenBLAS kernel that ran (threadpoolctl, when installed).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from report import print_table, timed  # bench/report.py (scripts run from bench/)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# One forward in a fresh process: {"seconds", "peak_mb" (above the memory held before), "check"}.
+RUN = """
+import json, sys, time
+import numpy as np
+from generator.config import CONFIGS
+from generator.engine import random_weights
+
+def rss(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024  # kB -> MB
+
+cfg = CONFIGS["gpt2"]
+which, T = {which!r}, {tokens}
+weights = random_weights(cfg, seed=0, dtype=np.float32)
+ids = np.random.default_rng(0).integers(0, cfg.vocab_size, size=T)
+if which == "torch":
+    import torch
+    from tests.engine_helpers import hf_model
+    model = hf_model(weights, cfg, dtype=torch.float32)
+    del weights
+    def run():
+        with torch.no_grad():
+            return model(torch.as_tensor(ids)[None], use_cache=False).logits[0].numpy()
+else:
+    from generator.engine import forward
+    def run():
+        return forward(weights, cfg, ids, dtype=np.float32, keep=which.split(":")[1]).logits
+import ctypes
+ctypes.CDLL("libc.so.6").malloc_trim(0)  # hand freed heap back, so "before" is what is live
+open("/proc/self/clear_refs", "w").write("5")  # reset the high-water mark (VmHWM)
+before = rss("VmRSS")
+start = time.perf_counter()
+logits = run()
+seconds = time.perf_counter() - start
+print(json.dumps({{"seconds": seconds, "peak_mb": rss("VmHWM") - before,
+                   "check": [float(v) for v in logits[-1, :4]]}}))
+"""
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-torch", action="store_true", help="only the build-path timings")
-    parser.add_argument("--tokens", type=int, default=1024)
-    args = parser.parse_args()
+def one_run(which: str, tokens: int) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", RUN.format(which=which, tokens=tokens)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode:
+        raise SystemExit(out.stderr)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def blas_kernel() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (threadpoolctl not installed)"
+    import numpy  # noqa: F401  (loads OpenBLAS)
+
+    info = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return ", ".join(f"{i['internal_api']} {i['version']} {i['architecture']}" for i in info)
+
+
+def build_path_rows() -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-
     _, t = timed(lambda: __import__("numpy"))
     rows.append(("import numpy", f"{t * 1000:.0f} ms"))
 
@@ -40,22 +109,11 @@ def main() -> int:
     heavy = [m for m in ("torch", "transformers", "safetensors") if m in sys.modules]
     rows.append(("heavy modules imported by them", ", ".join(heavy) or "none"))
 
-    import numpy as np
-
     from generator import accounting as acc
     from generator.config import CONFIGS, SIZES, TOY
-    from generator.engine import (
-        forward,
-        load_safetensors,
-        random_weights,
-        toy_token_ids,
-        toy_weights,
-    )
+    from generator.engine import forward, toy_token_ids, toy_weights
 
-    def toy_trace():
-        return forward(toy_weights(TOY), TOY, toy_token_ids(TOY))
-
-    _, t_toy = timed(toy_trace)
+    _, t_toy = timed(lambda: forward(toy_weights(TOY), TOY, toy_token_ids(TOY)))
     rows.append(("toy weights + full traced forward (5 tokens)", f"{t_toy * 1000:.1f} ms"))
 
     def all_accounting():
@@ -69,44 +127,60 @@ def main() -> int:
 
     _, t_acc = timed(all_accounting)
     rows.append(("all accounting rows, four sizes", f"{t_acc * 1000:.1f} ms"))
-    rows.append(("toy trace + accounting", f"{(t_toy + t_acc) * 1000:.1f} ms"))
+    return rows
 
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-torch", action="store_true", help="only the build-path timings")
+    parser.add_argument("--tokens", type=int, nargs="+", default=[1024, 128])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, medians shown")
+    parser.add_argument("--full-trace", action="store_true", help="also numpy with keep='all'")
+    args = parser.parse_args()
+    rows = build_path_rows()
     if not args.skip_torch:
-        cfg = CONFIGS["gpt2"]
-        T = args.tokens
-        weights, t = timed(lambda: random_weights(cfg, seed=0, dtype=np.float32))
-        rows.append(("random GPT-2 small weights (float32)", f"{t:.2f} s"))
-        with tempfile.TemporaryDirectory() as tmp:
-            from safetensors.numpy import save_file
+        from generator import accounting as acc
+        from generator.config import CONFIGS
 
-            path = Path(tmp) / "model.safetensors"
-            save_file(weights, path)
-            _, t = timed(lambda: load_safetensors(path, cfg))
-            size = path.stat().st_size
-        rows.append((f"load_safetensors, GPT-2 small float32 ({size / 1e6:.0f} MB)", f"{t:.2f} s"))
-        ids = np.random.default_rng(0).integers(0, cfg.vocab_size, size=T)
-        trace, t_np = timed(lambda: forward(weights, cfg, ids, dtype=np.float32))
-        rows.append((f"numpy float32 forward, {T} tokens, full trace", f"{t_np:.2f} s"))
-
+        rows.append(("OpenBLAS kernel", blas_kernel()))
+        for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            rows.append((var, os.environ.get(var, "unset")))
+        kinds = ["numpy:none", "torch"] + (["numpy:all"] if args.full_trace else [])
+        for T in args.tokens:
+            runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
+            for _ in range(args.repeat):
+                for kind in kinds:  # alternate, so both see the same load
+                    runs[kind].append(one_run(kind, T))
+            checks = {kind: runs[kind][0]["check"] for kind in kinds}
+            diff = max(
+                abs(a - b) for a, b in zip(checks["numpy:none"], checks["torch"], strict=True)
+            )
+            flops = acc.flops_per_token(CONFIGS["gpt2"], "model", T) * T
+            med = {
+                kind: (
+                    statistics.median(r["seconds"] for r in rs),
+                    statistics.median(r["peak_mb"] for r in rs),
+                )
+                for kind, rs in runs.items()
+            }
+            for kind, (t, mb) in med.items():
+                rows.append((f"{kind} forward, {T} tokens", f"{t:.2f} s, peak +{mb:.0f} MB"))
+            t_np, mb_np = med["numpy:none"]
+            t_torch, mb_torch = med["torch"]
+            rows.append((f"  numpy / torch, {T} tokens: time", f"{t_np / t_torch:.2f}×"))
+            rows.append((f"  numpy / torch, {T} tokens: peak memory", f"{mb_np / mb_torch:.2f}×"))
+            rows.append(
+                (
+                    f"  numpy throughput ({flops / 1e9:.1f} GFLOP)",
+                    f"{flops / t_np / 1e9:.0f} GFLOP/s",
+                )
+            )
+            rows.append(("  max |logit difference|, last position", f"{diff:.1e}"))
         import torch
 
-        from tests.engine_helpers import hf_model
-
-        model, t = timed(lambda: hf_model(weights, cfg, dtype=torch.float32))
-        rows.append(("build transformers model + load weights", f"{t:.2f} s"))
-        with torch.no_grad():
-            out, t_torch = timed(lambda: model(torch.as_tensor(ids)[None], use_cache=False))
-        rows.append((f"torch float32 forward (eager attention), {T} tokens", f"{t_torch:.2f} s"))
-        diff = np.abs(out.logits[0].numpy() - trace.logits).max()
-        rows.append(("max |logit difference| numpy vs torch", f"{diff:.2e}"))
-        flops = acc.flops_per_token(cfg, "model", T) * T
-        rows.append(("forward FLOPs (matmuls)", f"{flops / 1e9:.1f} GFLOPs"))
-        rows.append(("numpy throughput", f"{flops / t_np / 1e9:.1f} GFLOP/s"))
-        rows.append(("torch throughput", f"{flops / t_torch / 1e9:.1f} GFLOP/s"))
-        rows.append(("numpy / torch time", f"{t_np / t_torch:.2f}×"))
         rows.append(("torch threads / CPUs", f"{torch.get_num_threads()} / {os.cpu_count()}"))
-
     print_table(rows)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
 
 

@@ -128,6 +128,35 @@ def test_attention_rows_and_output_distributions_sum_to_one(args):
     assert np.all(trace.probs >= 0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(model_inputs())
+def test_keeping_less_computes_the_same_numbers(args):
+    """keep="patterns" and "none" skip the trace's copies (the grid is overwritten in place) but
+    give bit-identical results: the same residual stream, attention weights and logits."""
+    cfg, ids, seed, dtype = args
+    weights = random_weights(cfg, seed)
+    full = forward(weights, cfg, ids, dtype=dtype)
+    patterns = forward(weights, cfg, ids, dtype=dtype, keep="patterns")
+    bare = forward(weights, cfg, ids, dtype=dtype, keep="none")
+    for trace in (patterns, bare):
+        np.testing.assert_array_equal(trace.logits, full.logits)
+        np.testing.assert_array_equal(trace.probs, full.probs)
+    assert bare.blocks == [] and bare.embed is None and bare.lnf is None
+    assert len(patterns.blocks) == cfg.n_layer
+    for ours, theirs in zip(patterns.blocks, full.blocks, strict=True):
+        assert set(ours.attention) == {"weights"}  # one [h, T, T] per block, not four
+        np.testing.assert_array_equal(ours.attention["weights"], theirs.attention["weights"])
+        np.testing.assert_array_equal(ours.resid_in, theirs.resid_in)
+        np.testing.assert_array_equal(ours.resid_out, theirs.resid_out)
+        assert ours.ln1 is None and ours.mlp is None
+    # the full trace's grids are four distinct arrays, each step's own values
+    a = full.blocks[0].attention
+    assert len({id(a[k]) for k in ("scores", "scaled", "masked", "weights")}) == 4
+    np.testing.assert_allclose(a["scaled"], a["scores"] / np.sqrt(cfg.d_head))
+    with pytest.raises(ValueError, match="keep"):
+        forward(weights, cfg, ids, keep="some")
+
+
 def test_attention_alone_is_causal_and_returns_its_projection():
     cfg = ModelConfig("t", "t", n_layer=1, n_head=2, d_model=8, n_ctx=6, vocab_size=5)
     w = {k.removeprefix("h.0.attn."): v for k, v in random_weights(cfg, 7).items() if ".attn." in k}

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from generator.config import ModelConfig
-from generator.engine.layers import StepTrace, Weights, linear, softmax
+from generator.engine.layers import Keep, StepTrace, Weights, linear, softmax
 
 STEPS = (
     "projections",
@@ -26,40 +26,45 @@ STEPS = (
 
 
 def attention(
-    x: np.ndarray, w: Weights, cfg: ModelConfig, dtype: np.dtype | type = np.float64
+    x: np.ndarray,
+    w: Weights,
+    cfg: ModelConfig,
+    dtype: np.dtype | type = np.float64,
+    keep: Keep = "all",
 ) -> tuple[np.ndarray, StepTrace]:
     """Causal self-attention of x [T, d] (the output of ln_1); returns [T, d] and the trace.
 
     w holds one block's attention tensors without prefix: "c_attn.weight" [d, 3d],
     "c_proj.weight" [d, d], and "c_attn.bias" [3d], "c_proj.bias" [d] when the model has biases.
+    keep="all" traces every step; otherwise the [h, T, T] grid is scaled, masked and softmaxed in
+    place, and the trace holds the weights ("patterns") or nothing ("none").
     """
     x = np.asarray(x, dtype=dtype)
     w = {name: np.asarray(value, dtype=dtype) for name, value in w.items()}
     T, d = x.shape
     h, dh = cfg.n_head, cfg.d_head
+    copy = keep == "all"  # each step below writes a new grid only when the trace keeps them all
 
     # step: projections
     # One GEMM for queries, keys and values: [T, d] @ [d, 3d] -> [T, 3d], then split the heads.
     qkv = linear(x, w["c_attn.weight"], w.get("c_attn.bias"))  # [T, 3d]
-    q, k, v = np.split(qkv, 3, axis=-1)  # 3 × [T, d]
-    q = q.reshape(T, h, dh).transpose(1, 0, 2)  # [h, T, dh]
-    k = k.reshape(T, h, dh).transpose(1, 0, 2)  # [h, T, dh]
-    v = v.reshape(T, h, dh).transpose(1, 0, 2)  # [h, T, dh]
+    q, k, v = qkv.reshape(T, 3, h, dh).transpose(1, 2, 0, 3)  # 3 × [h, T, dh], views of qkv
 
     # step: scores
     # Row i, column j: how well token i's query matches token j's key.
     scores = q @ k.transpose(0, 2, 1)  # [h, T, dh] @ [h, dh, T] -> [h, T, T]
 
     # step: scale
-    scaled = scores / math.sqrt(dh)  # [h, T, T], ÷ √d_head
+    scaled = np.divide(scores, math.sqrt(dh), out=None if copy else scores)  # [h, T, T], ÷ √d_head
 
     # step: causal-mask
     # Token i may look at positions j <= i only: the upper triangle becomes −∞.
-    visible = np.tril(np.ones((T, T), dtype=bool))  # [T, T]
-    masked = np.where(visible, scaled, -np.inf)  # [h, T, T]
+    hidden = np.triu(np.ones((T, T), dtype=bool), k=1)  # [T, T], True where j > i
+    masked = scaled.copy() if copy else scaled  # [h, T, T]
+    np.copyto(masked, -np.inf, where=hidden)
 
     # step: softmax
-    weights = softmax(masked, axis=-1)  # [h, T, T], each row sums to 1, −∞ -> 0
+    weights = softmax(masked, axis=-1, out=None if copy else masked)  # [h, T, T], rows sum to 1
 
     # step: weighted-sum
     heads = weights @ v  # [h, T, T] @ [h, T, dh] -> [h, T, dh]
@@ -69,6 +74,10 @@ def attention(
     merged = heads.transpose(1, 0, 2).reshape(T, d)  # [T, h·dh] = [T, d]
     projected = linear(merged, w["c_proj.weight"], w.get("c_proj.bias"))  # [T, d]
 
+    if keep == "none":
+        return projected, {}
+    if keep == "patterns":
+        return projected, {"weights": weights}
     trace = {
         "q": q,
         "k": k,

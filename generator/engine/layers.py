@@ -7,6 +7,7 @@ the pages explain. Shapes in comments: T positions, d = d_model, V = vocab_size.
 from __future__ import annotations
 
 import math
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -15,13 +16,18 @@ from generator.errors import InputError
 
 Weights = dict[str, np.ndarray]
 StepTrace = dict[str, np.ndarray]
+# What a forward pass keeps: every intermediate (the walkthrough, the tests against transformers);
+# the residual stream and each block's attention weights (the forward-pass page); or only the
+# logits and probabilities (a long prompt, a removed head). Less kept: less memory, fewer copies.
+Keep = Literal["all", "patterns", "none"]
+KEEPS: tuple[str, ...] = get_args(Keep)
 
 
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """x @ W + b in GPT-2's Conv1D layout: weight is [in, out] (torch.nn.Linear's is [out, in])."""
     y = x @ weight  # [T, in] @ [in, out] -> [T, out]
     if bias is not None:
-        y = y + bias
+        y += bias  # y is new: add in place
     return y
 
 
@@ -30,8 +36,9 @@ def layer_norm(
 ) -> tuple[np.ndarray, StepTrace]:
     """Normalize each position to mean 0, variance 1, then scale by gain γ and shift by β."""
     mean = x.mean(axis=-1, keepdims=True)  # [T, 1]
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
-    normalized = (x - mean) / np.sqrt(var + eps)  # [T, d]
+    centered = x - mean  # [T, d]
+    var = (centered * centered).mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
+    normalized = centered / np.sqrt(var + eps)  # [T, d]
     out = normalized * weight + bias  # [T, d]
     trace = {"mean": mean[..., 0], "var": var[..., 0], "normalized": normalized, "out": out}
     return out, trace
@@ -39,13 +46,17 @@ def layer_norm(
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """GELU with GPT-2's tanh approximation (OpenAI's `gelu`, transformers' "gelu_new")."""
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+    # x * x * x, not x**3: numpy's power of a negative float takes a path ~100× slower.
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
 
 
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """exp(x) / sum exp(x) along `axis`; subtracting the row max keeps exp finite, −∞ becomes 0."""
-    e = x - x.max(axis=axis, keepdims=True)  # the largest entry becomes 0
-    np.exp(e, out=e)  # in place: attention's [h, T, T] grids are large
+def softmax(x: np.ndarray, axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """exp(x) / sum exp(x) along `axis`; subtracting the row max keeps exp finite, −∞ becomes 0.
+
+    out=x computes it in place, over x (attention's [h, T, T] grids are large).
+    """
+    e = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)  # the largest entry becomes 0
+    np.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
 
@@ -67,11 +78,9 @@ def mlp(x: np.ndarray, w: Weights) -> tuple[np.ndarray, StepTrace]:
     return proj, {"fc": fc, "gelu": act, "proj": proj}
 
 
-def unembed(x: np.ndarray, wte: np.ndarray) -> tuple[np.ndarray, StepTrace]:
-    """Logits from the tied token embedding (x @ wteᵀ), then softmax over the vocabulary."""
-    logits = x @ wte.T  # [T, d] @ [d, V] -> [T, V]
-    probs = softmax(logits)  # [T, V], rows sum to 1
-    return logits, {"logits": logits, "probs": probs}
+def unembed(x: np.ndarray, wte: np.ndarray) -> np.ndarray:
+    """Logits from the tied token embedding: x @ wteᵀ. softmax() of them are the probabilities."""
+    return x @ wte.T  # [T, d] @ [d, V] -> [T, V]
 
 
 def cast(w: Weights, dtype: np.dtype | type) -> Weights:

@@ -1,4 +1,4 @@
-"""The whole GPT-2 forward pass in numpy, keeping every intermediate in a Trace.
+"""The whole GPT-2 forward pass in numpy, keeping its intermediates in a Trace.
 
 x = wte[ids] + wpe[:T]
 for each block:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
@@ -8,12 +8,15 @@ logits = ln_f(x) @ wteᵀ;  probs = softmax(logits)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from generator.config import ModelConfig
 from generator.engine.attention import attention
 from generator.engine.layers import (
+    KEEPS,
+    Keep,
     StepTrace,
     Weights,
     cast,
@@ -21,6 +24,7 @@ from generator.engine.layers import (
     embed,
     layer_norm,
     mlp,
+    softmax,
     sub_weights,
     unembed,
 )
@@ -28,17 +32,21 @@ from generator.engine.layers import (
 
 @dataclass
 class BlockTrace:
-    """What one transformer block computed. Arrays are [T, d] unless noted."""
+    """What one transformer block computed. Arrays are [T, d] unless noted.
+
+    keep="patterns" fills resid_in, resid_out and attention["weights"] only (the rest is None or
+    empty); keep="all" fills everything.
+    """
 
     resid_in: np.ndarray  # the residual stream entering the block
-    ln1: np.ndarray  # ln_1(resid_in): attention's input
-    ln1_trace: StepTrace  # mean [T], var [T], normalized, out
-    attention: StepTrace  # q, k, v [h, T, dh]; scores … weights [h, T, T]; heads; merged; projected
-    resid_mid: np.ndarray  # resid_in + attention output
-    ln2: np.ndarray  # ln_2(resid_mid): the MLP's input
-    ln2_trace: StepTrace
-    mlp: StepTrace  # fc [T, 4d], gelu [T, 4d], proj [T, d]
     resid_out: np.ndarray  # resid_mid + MLP output: the next block's input
+    attention: StepTrace  # q, k, v [h, T, dh]; scores … weights [h, T, T]; heads; merged; projected
+    ln1: np.ndarray | None = None  # ln_1(resid_in): attention's input
+    ln1_trace: StepTrace | None = None  # mean [T], var [T], normalized, out
+    resid_mid: np.ndarray | None = None  # resid_in + attention output
+    ln2: np.ndarray | None = None  # ln_2(resid_mid): the MLP's input
+    ln2_trace: StepTrace | None = None
+    mlp: StepTrace | None = None  # fc [T, 4d], gelu [T, 4d], proj [T, d]
 
 
 @dataclass
@@ -46,42 +54,62 @@ class Trace:
     """Everything one forward pass computed, for pages to show and tests to check."""
 
     token_ids: np.ndarray  # [T]
-    embed: StepTrace  # tok, pos, sum [T, d]
-    blocks: list[BlockTrace]
-    lnf: np.ndarray  # ln_f of the last block's output [T, d]
-    lnf_trace: StepTrace
     logits: np.ndarray  # [T, V]
-    probs: np.ndarray  # [T, V], softmax over the vocabulary: row t predicts token t + 1
+    blocks: list[BlockTrace]  # one per block; empty for keep="none"
+    embed: StepTrace | None = None  # tok, pos, sum [T, d] (keep="all")
+    lnf: np.ndarray | None = None  # ln_f of the last block's output [T, d] (keep="all")
+    lnf_trace: StepTrace | None = None
+
+    @cached_property
+    def probs(self) -> np.ndarray:
+        """[T, V], softmax over the vocabulary: row t predicts token t + 1 (computed when read)."""
+        return softmax(self.logits)
 
 
 def block(
-    x: np.ndarray, w: Weights, cfg: ModelConfig, dtype: np.dtype | type = np.float64
+    x: np.ndarray,
+    w: Weights,
+    cfg: ModelConfig,
+    dtype: np.dtype | type = np.float64,
+    keep: Keep = "all",
 ) -> tuple[np.ndarray, BlockTrace]:
     """One pre-norm transformer block; w holds its tensors without the "h.{i}." prefix."""
     ln1, ln1_trace = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"], cfg.layer_norm_eps)
-    attn_out, attn_trace = attention(ln1, sub_weights(w, "attn."), cfg, dtype)
+    attn_out, attn_trace = attention(ln1, sub_weights(w, "attn."), cfg, dtype, keep)
     resid_mid = x + attn_out  # [T, d]
     ln2, ln2_trace = layer_norm(resid_mid, w["ln_2.weight"], w["ln_2.bias"], cfg.layer_norm_eps)
     mlp_out, mlp_trace = mlp(ln2, sub_weights(w, "mlp."))
     resid_out = resid_mid + mlp_out  # [T, d]
+    if keep != "all":
+        return resid_out, BlockTrace(resid_in=x, resid_out=resid_out, attention=attn_trace)
     trace = BlockTrace(
         resid_in=x,
+        resid_out=resid_out,
+        attention=attn_trace,
         ln1=ln1,
         ln1_trace=ln1_trace,
-        attention=attn_trace,
         resid_mid=resid_mid,
         ln2=ln2,
         ln2_trace=ln2_trace,
         mlp=mlp_trace,
-        resid_out=resid_out,
     )
     return resid_out, trace
 
 
 def forward(
-    weights: Weights, cfg: ModelConfig, token_ids: np.ndarray, dtype: np.dtype | type = np.float64
+    weights: Weights,
+    cfg: ModelConfig,
+    token_ids: np.ndarray,
+    dtype: np.dtype | type = np.float64,
+    keep: Keep = "all",
 ) -> Trace:
-    """Run GPT-2 on token_ids [T] in `dtype` (float64 or float32) and trace every step."""
+    """Run GPT-2 on token_ids [T] in `dtype` (float64 or float32), keeping what `keep` names.
+
+    "all": every intermediate; "patterns": each block's residual stream and attention weights;
+    "none": only the logits and probabilities.
+    """
+    if keep not in KEEPS:
+        raise ValueError(f"keep must be one of {KEEPS}, not {keep!r}")
     token_ids = np.asarray(token_ids, dtype=np.int64)
     check_config(cfg, token_ids)
     w = cast(weights, dtype)
@@ -89,16 +117,12 @@ def forward(
     x, embed_trace = embed(w, token_ids)  # [T, d]
     blocks = []
     for i in range(cfg.n_layer):
-        x, block_trace = block(x, sub_weights(w, f"h.{i}."), cfg, dtype)
-        blocks.append(block_trace)
+        x, block_trace = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep)
+        if keep != "none":
+            blocks.append(block_trace)
     lnf, lnf_trace = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
-    logits, head = unembed(lnf, w["wte.weight"])  # tied: the same wte as the input
-    return Trace(
-        token_ids=token_ids,
-        embed=embed_trace,
-        blocks=blocks,
-        lnf=lnf,
-        lnf_trace=lnf_trace,
-        logits=logits,
-        probs=head["probs"],
-    )
+    logits = unembed(lnf, w["wte.weight"])  # [T, V], tied: the same wte as the input
+    trace = Trace(token_ids=token_ids, logits=logits, blocks=blocks)
+    if keep == "all":
+        trace.embed, trace.lnf, trace.lnf_trace = embed_trace, lnf, lnf_trace
+    return trace

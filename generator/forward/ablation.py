@@ -106,6 +106,8 @@ def removals(
     """The intact model first, then one row per pointed-out head with that head removed."""
     rows = [measure(intact_probs, token_ids, token_text)]
     for h in heads_to_remove(scores):
-        probs = forward(without_head(weights, cfg, h.layer, h.head), cfg, token_ids).probs
+        probs = forward(
+            without_head(weights, cfg, h.layer, h.head), cfg, token_ids, keep="none"
+        ).probs
         rows.append(measure(probs, token_ids, token_text, h.layer, h.head))
     return rows

@@ -140,7 +140,7 @@ def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
     source, cfg, tokenizer, model_weights = load_model(settings, weights=weights)
     ids = prompt_ids(tokenizer, prompt, cfg)
     token_ids = np.array(ids, dtype=np.int64)
-    trace = forward(model_weights, cfg, token_ids)
+    trace = forward(model_weights, cfg, token_ids, keep="patterns")  # weights and stream
 
     weights_per_block = [block.attention["weights"] for block in trace.blocks]
     streams = [trace.blocks[0].resid_in] + [block.resid_out for block in trace.blocks]
