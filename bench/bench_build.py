@@ -1,85 +1,262 @@
-"""Build benchmark: cold build (empty cache) and warm build, next to a bare `mkdocs build` of the
-same pages with the generator switched off. One run, same machine; the ratios are the figures.
+"""Build benchmark against the exact floor: bare MkDocs + Material building the same *expanded*
+pages and generated files with this project's hooks and plugins off. One run, same machine; the
+ratios are the figures.
 
-    .venv/bin/python bench/bench_build.py [--repeat N]
+    .venv/bin/python bench/bench_build.py [--repeat N] [--skip-cold] [--serve]
+
+1. Expand: one real build with a recording plugin added last, which writes every page's final
+   Markdown (front matter included) and every file, generated ones too, into a floor docs dir.
+2. Time the real build cold (empty cache: fetches, stand-in, figures) and warm, and the floor
+   build of the expanded docs, alternating warm and floor runs so both see the same load.
+3. Check the floor's output is byte-identical to the real site, file by file.
+4. --serve: `mkdocs serve`, edit a page → the edit is served, on a copy of the project and on the
+   floor.
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import gzip
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MKDOCS = str(Path(sys.executable).with_name("mkdocs"))
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import print_table  # noqa: E402  (bench/report.py)
+
+# Runs in a subprocess: one real build that records what MkDocs renders.
+EXPAND = """
+import sys
+from pathlib import Path
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.plugins import BasePlugin, event_priority
+
+out = Path({out!r})
+
+class Record(BasePlugin):
+    @event_priority(-100)  # after every other plugin and hook
+    def on_files(self, files, config):
+        for f in files:
+            target = out / f.src_uri
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.content_bytes)
+        return files
+
+    @event_priority(-100)
+    def on_page_markdown(self, markdown, page, config, files):
+        front = yaml.safe_dump(page.meta, allow_unicode=True, sort_keys=False) if page.meta else ""
+        text = f"---\\n{{front}}---\\n\\n{{markdown}}" if front else markdown
+        (out / page.file.src_uri).write_text(text, encoding="utf-8")
+        return markdown
+
+config = load_config({config!r}, site_dir={site!r})
+config.plugins["bench-record"] = Record()
+config.plugins.on_startup(command="build", dirty=False)
+try:
+    build(config)
+finally:
+    config.plugins.on_shutdown()
+"""
 
 
-def build(config: Path, site: Path, cache: Path) -> float:
+def env_for(cache: Path) -> dict[str, str]:
     env = {**os.environ, "ITM_CACHE_DIR": str(cache), "NO_MKDOCS_2_WARNING": "1"}
-    env.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    if "SOURCE_DATE_EPOCH" not in env:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%ct"], text=True, capture_output=True
+        )
+        env["SOURCE_DATE_EPOCH"] = out.stdout.strip() or "315532800"
+    return env
+
+
+def build(config: Path, site: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(
-        [MKDOCS, "build", "-q", "-f", str(config), "-d", str(site)],
-        cwd=ROOT,
+    result = subprocess.run(
+        [str(BIN / "mkdocs"), "build", "-q", "-f", str(config), "-d", str(site)],
         env=env,
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if result.returncode:
+        raise SystemExit(f"mkdocs build -f {config} failed:\n{result.stderr}")
     return time.perf_counter() - start
 
 
-def bare_config(directory: Path) -> Path:
-    """mkdocs.yml with the itm plugin switched off: the same pages, macros left as text."""
-    path = directory / "mkdocs-bare.yml"
-    path.write_text(
-        f"INHERIT: {ROOT / 'mkdocs.yml'}\ndocs_dir: {ROOT / 'docs'}\nstrict: false\n"
-        "plugins:\n  - search\n  - itm:\n      enabled: false\n"
-    )
+def project_plugins() -> set[str]:
+    """This project's own MkDocs plugins (entry points in pyproject.toml): off in the floor."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return set(data.get("project", {}).get("entry-points", {}).get("mkdocs.plugins", {}))
+
+
+def floor_config(directory: Path, docs: Path) -> Path:
+    """mkdocs.yml with this project's hooks and plugins off, reading the expanded docs."""
+    from mkdocs.utils.yaml import yaml_load
+
+    with open(ROOT / "mkdocs.yml", encoding="utf-8") as handle:
+        parent = yaml_load(handle)
+    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", f"docs_dir: {docs}", "hooks: []", "strict: false"]
+    if "plugins" in parent:
+        ours = project_plugins()
+        kept = [
+            p for p in parent["plugins"] if (p if isinstance(p, str) else next(iter(p))) not in ours
+        ]
+        import yaml
+
+        lines.append(yaml.safe_dump({"plugins": kept}, sort_keys=False).strip())
+    path = directory / "mkdocs-floor.yml"
+    path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def tree_bytes(site: Path) -> tuple[int, int]:
-    files = [p for p in site.rglob("*") if p.is_file()]
-    raw = sum(p.stat().st_size for p in files)
-    return len(files), raw
+def compare(real: Path, floor: Path) -> tuple[int, list[str]]:
+    """(files identical, files that differ or exist on one side only)."""
+    ours = {p.relative_to(real).as_posix() for p in real.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(floor).as_posix() for p in floor.rglob("*") if p.is_file()}
+    same, differ = 0, sorted(ours ^ theirs)
+    for name in sorted(ours & theirs):
+        if filecmp.cmp(real / name, floor / name, shallow=False):
+            same += 1
+        else:
+            differ.append(name)
+    return same, differ
 
 
-def page_weight(site: Path, page: str) -> int:
-    """gzip bytes of one page's HTML."""
-    return len(gzip.compress((site / page).read_bytes(), mtime=0))
+def copy_project(target: Path) -> Path:
+    """The tracked files (as in the work tree) in a folder of their own, to edit while serving."""
+    names = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for name in filter(None, names):
+        source = ROOT / name.decode()
+        if source.is_file():
+            (target / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name.decode())
+    return target
+
+
+def serve_loop(config: Path, page: Path, url: str, env: dict[str, str], repeat: int) -> float:
+    """Median seconds from appending a marker to `page` to `url` serving it."""
+    port = url.split(":")[2].split("/")[0]
+    server = subprocess.Popen(
+        [str(BIN / "mkdocs"), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    original = page.read_text(encoding="utf-8")
+    try:
+        fetch_until(url, b"</html>", timeout=600)
+        times = []
+        for i in range(repeat):
+            marker = f"bench-marker-{i}-{time.time_ns()}"
+            start = time.perf_counter()
+            page.write_text(original + f"\n\n{marker}\n", encoding="utf-8")
+            fetch_until(url, marker.encode(), timeout=300)
+            times.append(time.perf_counter() - start)
+            time.sleep(1.0)
+        return statistics.median(times)
+    finally:
+        page.write_text(original, encoding="utf-8")
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def fetch_until(url: str, needle: bytes, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if needle in response.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit(f"{url} never served {needle!r}")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=3, help="warm and bare builds to time")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="warm and floor builds to time")
+    parser.add_argument("--skip-cold", action="store_true", help="warm the cache without timing")
+    parser.add_argument("--serve", action="store_true", help="also time mkdocs serve's loop")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp_path = Path(tmp)
-        cache = tmp_path / "cache"
+    rows: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        cache = tmp / "cache"
+        env = env_for(cache)
         config = ROOT / "mkdocs.yml"
-        cold = build(config, tmp_path / "cold", cache)
-        warm = [build(config, tmp_path / f"warm{i}", cache) for i in range(args.repeat)]
-        bare_cfg = bare_config(tmp_path)
-        bare = [build(bare_cfg, tmp_path / f"bare{i}", cache) for i in range(args.repeat)]
-        files, raw = tree_bytes(tmp_path / "warm0")
-        bare_files, bare_raw = tree_bytes(tmp_path / "bare0")
-        warm_median, bare_median = statistics.median(warm), statistics.median(bare)
-        print(f"cold build (empty cache, fetches from PyPI and npm): {cold:6.2f} s")
-        print(f"warm build (median of {args.repeat}):                   {warm_median:6.2f} s")
-        print(f"bare mkdocs build, generator off (median):          {bare_median:6.2f} s")
-        print(f"ratio cold / bare: {cold / bare_median:5.2f}")
-        print(f"ratio warm / bare: {warm_median / bare_median:5.2f}")
-        print(
-            f"site: {files} files, {raw / 1e6:.2f} MB (bare: {bare_files} files, {bare_raw / 1e6:.2f} MB)"
+        cold = build(config, tmp / "cold", env)
+        if not args.skip_cold:
+            rows.append(("cold build (empty cache: fetches, stand-in, figures)", f"{cold:.2f} s"))
+
+        docs = tmp / "floor-docs"
+        expand = EXPAND.format(out=str(docs), config=str(config), site=str(tmp / "expanded"))
+        subprocess.run([sys.executable, "-c", expand], env=env, check=True, capture_output=True)
+        floor_cfg = floor_config(tmp, docs)
+
+        warm, floor = [], []
+        for i in range(args.repeat):  # alternate, so both see the same load
+            warm.append(build(config, tmp / f"warm{i}", env))
+            floor.append(build(floor_cfg, tmp / f"floor{i}", env))
+        warm_median, floor_median = statistics.median(warm), statistics.median(floor)
+        rows.append((f"warm build (median of {args.repeat})", f"{warm_median:.2f} s"))
+        rows.append(
+            ("floor: bare MkDocs + Material, expanded docs (median)", f"{floor_median:.2f} s")
+        )
+        if not args.skip_cold:
+            rows.append(("cold / floor", f"{cold / floor_median:.2f}×"))
+        rows.append(("warm / floor", f"{warm_median / floor_median:.2f}×"))
+        same, differ = compare(tmp / "warm0", tmp / "floor0")
+        rows.append(
+            ("floor output byte-identical to the site", f"{same} files; {len(differ)} differ")
+        )
+        rows += [("  differs", name) for name in differ[:10]]
+        markdown = sum(p.stat().st_size for p in docs.rglob("*.md"))
+        source = sum(p.stat().st_size for p in (ROOT / "docs").rglob("*.md"))
+        rows.append(
+            ("Markdown: written / expanded", f"{source / 1e6:.2f} / {markdown / 1e6:.2f} MB")
+        )
+        files = [p for p in (tmp / "warm0").rglob("*") if p.is_file()]
+        rows.append(
+            ("site", f"{len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.2f} MB")
         )
         for page in ("index.html", "components/attention/index.html", "sources/index.html"):
-            print(f"  {page}: {page_weight(tmp_path / 'warm0', page) / 1e3:.1f} kB gzip")
+            size = len(gzip.compress((tmp / "warm0" / page).read_bytes(), mtime=0))
+            rows.append((f"  {page} (gzip)", f"{size / 1e3:.1f} kB"))
+
+        if args.serve:
+            project = copy_project(tmp / "project")
+            page = "glossary"
+            url = f"http://127.0.0.1:{free_port()}/{page}/"
+            real = serve_loop(project / "mkdocs.yml", project / "docs" / f"{page}.md", url, env, 3)
+            url = f"http://127.0.0.1:{free_port()}/{page}/"
+            bare = serve_loop(floor_config(tmp, docs), docs / f"{page}.md", url, env, 3)
+            rows.append(("mkdocs serve: edit → served (median of 3)", f"{real:.2f} s"))
+            rows.append(("  same loop on the floor", f"{bare:.2f} s"))
+            rows.append(("  ratio", f"{real / bare:.2f}×"))
+    print_table(rows)
+    print(f"\n{os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

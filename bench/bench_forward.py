@@ -1,6 +1,6 @@
 """Benchmark of the forward-pass page (a report, not a test).
 
-    .venv/bin/python bench/bench_forward.py [--skip-cold]
+    .venv/bin/python bench/bench_forward.py [--skip-cold] [--skip-long]
 
 1. Stand-in training from scratch (what `itm train-standin` does; no build does it), in a fresh
    process: wall time, steps and final loss.
@@ -9,6 +9,10 @@
    and whether torch was imported (it must not be).
 3. Page weight: the gallery's HTML, its thumbnails (loaded with the page), and the large views
    (loaded one at a time, on demand).
+4. `itm forward` on a 1,024-token prompt through the GPT-2 branch: a GPT-2-small-shaped random
+   checkpoint (548 MB of float32, written here, pinned by a pins file of its own) and a byte-level
+   vocabulary, so every step GPT-2's own files would take runs: verify, tokenize, the traced
+   forward, head scores, removals. Wall time and peak memory of the whole command.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from report import print_table  # bench/report.py (scripts run from bench/)
@@ -58,6 +64,80 @@ print(json.dumps({{
 """
 
 
+def long_prompt(vocab: dict[str, int], merges: list[tuple[str, str]], n_tokens: int) -> str:
+    """Text that the byte-level tokenizer cuts into n_tokens - 1 tokens (<|endoftext|> is added)."""
+    from generator.forward.bpe import BPETokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        v, m = Path(tmp) / "vocab.json", Path(tmp) / "merges.txt"
+        v.write_text(json.dumps(vocab))
+        m.write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+        tokenizer = BPETokenizer.from_files(v, m)
+    sentence = "The quick brown fox jumps over the lazy dog near the old river bank. "
+    text = sentence * (n_tokens // 20)
+    while len(tokenizer.encode(text)) > n_tokens - 1:
+        text = text[:-1]
+    return text
+
+
+def itm_forward_long(env: dict[str, str], n_tokens: int = 1024) -> tuple[float, float, str]:
+    """(seconds, peak MB, last line) of `itm forward` on GPT-2-small-shaped random files."""
+    import resource
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    sys.path.insert(0, str(ROOT))
+    from generator.config import CONFIGS
+    from generator.engine import random_weights
+    from tests.forward_helpers import TINY_MERGES, sha256_file, tiny_vocab
+
+    cfg = CONFIGS["gpt2"]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        folder = tmp / "weights"
+        folder.mkdir()
+        weights = random_weights(cfg, seed=0, dtype=np.float32)
+        save_file(
+            {k: np.ascontiguousarray(v) for k, v in weights.items()}, folder / "model.safetensors"
+        )
+        del weights
+        vocab = tiny_vocab()
+        (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+        merges = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in TINY_MERGES)
+        (folder / "merges.txt").write_text(merges, encoding="utf-8")
+        files = "".join(
+            f'\n[checkpoints.gpt2.files."{p.name}"]\nsize = {p.stat().st_size}\n'
+            f'sha256 = "{sha256_file(p)}"\n'
+            for p in sorted(folder.iterdir())
+        )
+        root = tmp / "project"
+        (root / "sources").mkdir(parents=True)
+        (root / "sources" / "checkpoints.toml").write_text(
+            'version = 1\n\n[checkpoints.gpt2]\nrepo = "example-owner/gpt2-shaped"\n'
+            f'revision = "{"0" * 40}"\nmodel = "gpt2"\nlicense = "test"\n'
+            'env = "ITM_BENCH_WEIGHTS"\n' + files
+        )
+        prompt = long_prompt(vocab, TINY_MERGES, n_tokens)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        start = time.perf_counter()
+        out = subprocess.run(
+            [str(Path(sys.executable).with_name("itm")), "forward", "--root", str(root),
+             "--weights", str(folder), "--prompt", prompt],
+            env={**env, "ITM_CACHE_DIR": str(tmp / "cache")},
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+        if out.returncode:
+            raise SystemExit(out.stderr)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        if peak <= before:  # an earlier child was bigger: the maximum does not say this one's
+            peak = float("nan")
+        tokens = next(line for line in out.stdout.splitlines() if line.startswith("tokens ("))
+        return seconds, peak / 1024, tokens.split(":")[0]
+
+
 def run(code: str, env: dict[str, str]) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
@@ -70,9 +150,15 @@ def run(code: str, env: dict[str, str]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-cold", action="store_true", help="do not time a training run")
+    parser.add_argument("--skip-long", action="store_true", help="no 1,024-token itm forward")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     rows: list[tuple[str, str]] = []
+
+    if not args.skip_long:  # first, so the children's peak memory is this command's
+        seconds, peak_mb, tokens = itm_forward_long(env)
+        rows.append((f"itm forward, GPT-2-small-shaped, {tokens}", f"{seconds:.1f} s"))
+        rows.append(("  peak memory (resident)", f"{peak_mb:.0f} MB"))
 
     if not args.skip_cold:
         cold = run(COLD.format(), env)
