@@ -80,6 +80,14 @@ def long_prompt(vocab: dict[str, int], merges: list[tuple[str, str]], n_tokens: 
     return text
 
 
+def gpt2_sized_vocab(small: dict[str, int], size: int) -> dict[str, int]:
+    """The byte-level vocabulary padded to `size` with tokens no merge makes (so every id the
+    model predicts has a text), <|endoftext|> last as in GPT-2's."""
+    symbols = [s for s in small if s != "<|endoftext|>"]
+    symbols += [f"zz{n}" for n in range(size - 1 - len(symbols))]
+    return {s: i for i, s in enumerate([*symbols, "<|endoftext|>"])}
+
+
 def itm_forward_long(env: dict[str, str], n_tokens: int = 1024) -> tuple[float, float, str]:
     """(seconds, peak MB, last line) of `itm forward` on GPT-2-small-shaped random files."""
     import resource
@@ -102,7 +110,7 @@ def itm_forward_long(env: dict[str, str], n_tokens: int = 1024) -> tuple[float, 
             {k: np.ascontiguousarray(v) for k, v in weights.items()}, folder / "model.safetensors"
         )
         del weights
-        vocab = tiny_vocab()
+        vocab = gpt2_sized_vocab(tiny_vocab(), cfg.vocab_size)
         (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
         merges = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in TINY_MERGES)
         (folder / "merges.txt").write_text(merges, encoding="utf-8")

@@ -54,8 +54,9 @@ def toy_attention(seed: int = SEED, block: int = BLOCK) -> Toy:
             fix="give one label and one colour per toy token (generator.config.TOY_TOKENS)",
         )
     token_ids = toy_token_ids(cfg, seed)  # [T]
-    trace = forward(toy_weights(cfg, seed), cfg, token_ids)
+    trace = forward(toy_weights(cfg, seed), cfg, token_ids, keep="all")
     layer = trace.blocks[block]
+    assert layer.ln1 is not None  # keep="all" traces every step
     return Toy(
         cfg=cfg,
         tokens=TOKENS,
