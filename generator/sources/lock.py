@@ -3,6 +3,7 @@
 One file, three tables:
   [repos."OWNER/REPO"]  url, full 40-hex commit, license
   [[mirrors]]           a registry archive that carries verbatim lines of an upstream file
+                        (optional lines = upstream windows it vouches for, offset = shift)
   [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
 
 `load_lock` parses and validates; every problem is an InputError naming the file, the entry
@@ -455,6 +456,9 @@ _HEADER = """\
 # is the dotted Python name that resolves to those lines; sha256 covers the lines, each ending
 # in "\\n". evidence_level is one of: upstream, file-hash, mirror-window (strongest first;
 # see EVIDENCE_LEVELS in generator/sources/lock.py), and evidence says how the text was checked.
+#
+# mirrors: a registry archive vouches only for the upstream lines it lists (lines; all when
+# absent), found at upstream line + offset in its member file; any other placement is refused.
 """
 
 
