@@ -102,9 +102,9 @@ def test_stepping_through_all_seven_steps_shows_each_steps_matrix(
     assert page.locator('[data-wt-go="1"]').is_disabled()
     page.locator("body").press("ArrowLeft")
     assert current_step(page) == n_steps - 1
-    # The head selector redraws the grids and the "block 1 · head N" header follows it.
-    page.select_option("[data-wt-head]", value="2")
-    assert page.locator("[data-wt-head-label]").inner_text() == "2"
+    # The head selector redraws the grids; the "block 0 · head N" header follows (heads from 0).
+    page.select_option("[data-wt-head]", value="1")  # the second head
+    assert page.locator("[data-wt-head-label]").inner_text() == "1"
     check_grids(page, data, n_steps - 1, head=1)
     page.click('.itm-wt__steps a[data-wt-step="2"]')
     check_grids(page, data, 2, head=1)
@@ -154,7 +154,7 @@ def test_weighted_sum_panel_reproduces_each_output_row(browser, site_url: str, d
     page, record = open_walkthrough(browser, site_url, "#step-6")
     assert page.locator(".itm-wt__step.is-current").get_attribute("data-key") == "weighted-sum"
     for head in range(data["config"]["n_head"]):
-        page.select_option("[data-wt-head]", value=str(head + 1))
+        page.select_option("[data-wt-head]", value=str(head))
         for i in range(len(data["tokens"])):
             page.click(f'.itm-wt__step.is-current tr[data-row="{i}"] td >> nth=0')
             assert page.locator(".itm-wt__step.is-current tr.is-selected").get_attribute(

@@ -58,8 +58,8 @@ def engine_block():
 
 def test_json_equals_the_engine_trace(data: dict, engine_block) -> None:
     ids, trace = engine_block
-    block = trace.blocks[data["block"] - 1]
-    assert data["block"] == 1
+    block = trace.blocks[data["block"]]
+    assert data["block"] == 0
     assert data["token_ids"] == ids.tolist()
     assert len(data["tokens"]) == TOY_TOKENS == len(set(data["tokens"]))
     assert data["config"] == {
@@ -120,14 +120,14 @@ def test_json_bytes_are_canonical(built_site: Path) -> None:
 
 @pytest.mark.slow
 def test_json_equals_transformers_attention_on_the_same_toy_weights(data: dict) -> None:
-    """Independent truth: transformers' eager GPT-2 attention, block 1, same weights and ids."""
+    """Independent truth: transformers' eager GPT-2 attention, block 0, same weights and ids."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from tests.engine_helpers import hf_model, hf_trace
 
     ids = np.array(data["token_ids"])
     theirs = hf_trace(hf_model(toy_weights(TOY, SEED), TOY), ids)
-    b = data["block"] - 1
+    b = data["block"]
     np.testing.assert_allclose(as_array(data["x"]), theirs[f"{b}.ln1"], atol=ROUNDING, rtol=0)
     for key, nested in data["trace"].items():
         shown, expected = as_array(nested), theirs[f"{b}.attention.{key}"]

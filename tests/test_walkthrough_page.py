@@ -191,7 +191,7 @@ def test_without_javascript_the_controls_are_hidden_and_the_toy_is_described(
     for selector in ("[data-wt-controls]", "[data-wt-nav]", "[data-wt-panel]"):
         assert soup.select_one(selector).has_attr("hidden"), selector
     sub = soup.select_one(".itm-wt-sub").get_text()
-    assert sub == "causal self-attention · block 1 · head 1"
+    assert sub == "causal self-attention · block 0 · head 0"  # numbered as on the forward pass
     note = soup.select_one(".itm-wt-note").get_text()
     assert "no biases" in note and "random" in note
     assert f"{TOY.d_model}" in note and f"{TOY.n_head} heads" in note

@@ -52,7 +52,7 @@
     for (var c = 0; c < n; c++) {
       if (kind === "tokens") out.push([data.tokens[c], "key token " + data.tokens[c]]);
       else if (kind === "head-dims") {
-        var h = Math.floor(c / dh) + 1, k = (c % dh) + 1;
+        var h = Math.floor(c / dh), k = (c % dh) + 1; // heads from 0
         out.push(["h" + h + "\u00b7" + k, "head " + h + ", column " + k]);
       } else out.push([String(c + 1), "column " + (c + 1)]);
     }
@@ -68,7 +68,7 @@
     var scale = 0, blended = key === "heads";
     m.forEach(function (row) { row.forEach(function (v) {
       if (v !== null) scale = Math.max(scale, Math.abs(v)); }); });
-    var where = data.per_head.indexOf(key) >= 0 ? "head " + (head + 1) : "all heads";
+    var where = data.per_head.indexOf(key) >= 0 ? "head " + head : "all heads";
     var html = '<table class="itm-wt-grid" data-matrix="' + key + '" data-head="' + head + '">' +
       '<caption><span class="itm-wt-grid__sym">' + esc(meta.symbol) + "</span> " +
       esc(meta.caption) + " \u00b7 " + where + " \u00b7 [" + m.length + " \u00d7 " +
@@ -122,7 +122,7 @@
     function each(fn) { var rows = []; for (var j = 0; j < n; j++) rows.push(fn(j)); return rows; }
     function tok(j) { return '<th scope="row">' + chip(d, j) + "</th>"; }
     if (key === "projections") {
-      out = "<p>This token's row of X (after ln_1), times head " + (h + 1) +
+      out = "<p>This token's row of X (after ln_1), times head " + h +
         "'s columns of W<sub>Q</sub>, W<sub>K</sub> and W<sub>V</sub>:</p>" +
         "<p>x = " + vector(d.x[i]) + "</p><p>q = " + vector(t.q[h][i]) + "</p><p>k = " +
         vector(t.k[h][i]) + "</p><p>v = " + vector(t.v[h][i]) + "</p>";
@@ -205,7 +205,7 @@
     root.querySelector('[data-wt-go="-1"]').disabled = s.step === 1;
     root.querySelector('[data-wt-go="1"]').disabled = s.step === d.steps.length;
     s.article.querySelectorAll("[data-wt-head-label]").forEach(function (el) {
-      el.textContent = String(s.head + 1);
+      el.textContent = String(s.head);
     });
     var box = root.querySelector("[data-wt-panel]"); // moves beside the current step's grids
     root.querySelector(".itm-wt__step.is-current .itm-wt__work").appendChild(box);
@@ -272,7 +272,7 @@
         '"] tr[data-row="' + s.row + '"] .itm-wt-rowbtn').focus();
     });
     root.querySelector("[data-wt-head]").addEventListener("change", function (ev) {
-      s.head = parseInt(ev.target.value, 10) - 1; // options are numbered from 1
+      s.head = parseInt(ev.target.value, 10); // heads are numbered from 0, as on the forward pass
       render(s);
     });
     root.querySelectorAll('input[name="itm-wt-scale"]').forEach(function (input) {

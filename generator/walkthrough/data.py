@@ -41,7 +41,7 @@ def widget_data(toy: Toy, lines: dict[str, tuple[int, int]], code_block: str) ->
     """Everything the widget draws. lines: {step: (first, last)} in the engine's file."""
     cfg: ModelConfig = toy.cfg
     return {
-        "block": toy.block + 1,
+        "block": toy.block,  # from 0, as on every page
         "config": {
             "d_head": cfg.d_head,
             "d_model": cfg.d_model,

@@ -87,14 +87,14 @@ class WalkthroughMacros:
 
     # -- macros ------------------------------------------------------------------------------
     def header(self, title: str = "Attention", subtitle: str = "causal self-attention") -> str:
-        """Kicker, title, and the "block 1 · head 1" line that follows the head selector."""
+        """Kicker, title, and the "block 0 · head 0" line that follows the head selector."""
         return (
             f'<p class="itm-kicker">Inside the model · {html.escape(title)}</p>\n\n'
             f"# {title}\n\n"
             f'<p class="itm-wt-sub">'
             f"{html.escape(subtitle)} · block "
-            f"<span data-wt-block>{self.toy.block + 1}</span> · head "
-            f'<span data-wt-head-label aria-live="polite">1</span></p>\n'
+            f"<span data-wt-block>{self.toy.block}</span> · head "
+            f'<span data-wt-head-label aria-live="polite">0</span></p>\n'
         )
 
     def walkthrough(self) -> str:
@@ -151,7 +151,7 @@ class WalkthroughMacros:
             f"d<sub>model</sub> {fmt_int(toy.d_model)}, {fmt_int(toy.n_head)} heads of "
             f"d<sub>head</sub> {fmt_int(toy.d_head)}, seeded random weights and no biases. "
             "The embeddings are random too, so the words only label the positions. It is one "
-            f"layer of the site's own engine: block {self.toy.block + 1}, after ln_1.</p>"
+            f"layer of the site's own engine: block {self.toy.block}, after ln_1.</p>"
         )
 
     def _steps_nav(self) -> str:

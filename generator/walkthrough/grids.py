@@ -62,8 +62,8 @@ def column_labels(data: dict, key: str, n_cols: int) -> list[tuple[str, str]]:
         d_head = data["config"]["d_head"]
         return [
             (
-                f"h{c // d_head + 1}·{c % d_head + 1}",
-                f"head {c // d_head + 1}, column {c % d_head + 1}",
+                f"h{c // d_head}·{c % d_head + 1}",  # heads from 0, as on the forward pass
+                f"head {c // d_head}, column {c % d_head + 1}",
             )
             for c in range(n_cols)
         ]
@@ -79,7 +79,7 @@ def token_chip(token: str, colour: str) -> str:
 
 def caption(data: dict, key: str, head: int, rows: int, cols: int) -> str:
     meta = data["matrices"][key]
-    where = f"head {head + 1}" if key in data["per_head"] else "all heads"
+    where = f"head {head}" if key in data["per_head"] else "all heads"
     return (
         f'<span class="itm-wt-grid__sym">{html.escape(meta["symbol"])}</span> '
         f"{html.escape(meta['caption'])} · {where} · {dims(rows, cols)}"

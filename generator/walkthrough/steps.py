@@ -44,7 +44,7 @@ MATRICES: dict[str, Matrix] = {
     "masked": Matrix("M", "Masked scores", "tokens", masked=True),
     "weights": Matrix("A", "Attention weights", "tokens", masked=True),
     "heads": Matrix("O", "Head output A·V", "dims"),
-    "merged": Matrix("[O₁ ‖ … ‖ Oₕ]", "Heads side by side", "head-dims"),
+    "merged": Matrix("[O₀ ‖ … ‖ Oₕ₋₁]", "Heads side by side", "head-dims"),
     "projected": Matrix("Y", "Output projection", "dims"),
 }
 
@@ -148,7 +148,7 @@ SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 def symbol(key: str, cfg: ModelConfig) -> str:
     """The matrix's symbol; the merged heads are written out when there are few of them."""
     if key == "merged" and cfg.n_head <= 4:
-        parts = [f"O{str(i).translate(SUBSCRIPTS)}" for i in range(1, cfg.n_head + 1)]
+        parts = [f"O{str(i).translate(SUBSCRIPTS)}" for i in range(cfg.n_head)]  # heads from 0
         return "[" + " ‖ ".join(parts) + "]"
     return MATRICES[key].symbol
 

@@ -1,7 +1,7 @@
 """The walkthrough's toy: the engine's trace of one attention layer on five labelled tokens.
 
 Everything the page shows at toy scale comes from here, so the page, its JSON and the tests
-read the same arrays: the engine's attention trace of block 1 (ln_1's output goes in).
+read the same arrays: the engine's attention trace of block 0 (ln_1's output goes in).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ TOKENS: tuple[str, ...] = ("The", "cat", "sat", "on", "mats")
 # them with the attention weights, so an output row's colour shows which tokens it drew from.
 TOKEN_COLOURS: tuple[str, ...] = ("#e69f00", "#56b4e9", "#009e73", "#cc79a7", "#d55e00")
 SEED = 0  # seeds toy_weights and toy_token_ids
-BLOCK = 0  # the block shown (0-based; the page says "block 1")
+BLOCK = 0  # the block shown (numbered from 0 on every page, as transformers' h.0)
 
 
 @dataclass(frozen=True)
