@@ -5,7 +5,9 @@ ratios are the figures.
     .venv/bin/python bench/bench_build.py [--repeat N] [--skip-cold] [--serve]
 
 1. Expand: one real build with a recording plugin added last, which writes every page's final
-   Markdown (front matter included) and every file, generated ones too, into a floor docs dir.
+   Markdown (front matter included) and every file, generated ones too, into a floor docs dir,
+   and lists the files the site ships (a five-line hook makes the floor ship the same ones: the
+   generator leaves out theme files no page loads).
 2. Time the real build cold (empty cache: fetches, stand-in, figures) and warm, and the floor
    build of the expanded docs, alternating warm and floor runs so both see the same load.
 3. Check the floor's output is byte-identical to the real site, file by file.
@@ -48,10 +50,12 @@ out = Path({out!r})
 class Record(BasePlugin):
     @event_priority(-100)  # after every other plugin and hook
     def on_files(self, files, config):
-        for f in files:
-            target = out / f.src_uri
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(f.content_bytes)
+        for f in files:  # the docs and generated files; the theme's stay the theme's
+            if f.src_dir is None or Path(f.src_dir) == Path(config.docs_dir):
+                target = out / f.src_uri
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.content_bytes)
+        (out.parent / "files.txt").write_text("\\n".join(f.src_uri for f in files))
         return files
 
     @event_priority(-100)
@@ -100,13 +104,30 @@ def project_plugins() -> set[str]:
     return set(data.get("project", {}).get("entry-points", {}).get("mkdocs.plugins", {}))
 
 
+# The floor's only hook: ship the files the site ships (the generator drops some of the theme's).
+FLOOR_HOOK = """
+from pathlib import Path
+KEEP = set(Path({listing!r}).read_text().splitlines())
+def on_files(files, config):
+    for f in [f for f in files if f.src_uri not in KEEP]:
+        files.remove(f)
+    return files
+"""
+
+
 def floor_config(directory: Path, docs: Path) -> Path:
     """mkdocs.yml with this project's hooks and plugins off, reading the expanded docs."""
     from mkdocs.utils.yaml import yaml_load
 
     with open(ROOT / "mkdocs.yml", encoding="utf-8") as handle:
         parent = yaml_load(handle)
-    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", f"docs_dir: {docs}", "hooks: []", "strict: false"]
+    hook = directory / "floor_hook.py"
+    hook.write_text(FLOOR_HOOK.format(listing=str(docs.parent / "files.txt")))
+    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", f"docs_dir: {docs}", f"hooks: [{hook}]"]
+    lines.append("strict: false")
+    custom_dir = parent.get("theme", {}).get("custom_dir")
+    if custom_dir:  # relative paths would resolve against this file's folder
+        lines.append(f"theme:\n  custom_dir: {ROOT / custom_dir}")
     if "plugins" in parent:
         ours = project_plugins()
         kept = [
