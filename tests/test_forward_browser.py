@@ -136,3 +136,33 @@ def test_on_a_phone_the_large_view_keeps_its_size_and_scrolls_sideways(browser, 
     assert sizes["page"] <= 375, sizes
     assert record["errors"] == []
     context.close()
+
+
+def test_the_gallery_is_one_tab_stop_and_the_arrow_keys_walk_it(browser, site_url, heads):
+    """Blocks × heads cells (144 for GPT-2 small) are one tab stop; arrows move by head and by
+    block, Home/End to a block's ends, Enter opens the focused head."""
+    page, record = recorded(browser.new_context(), site_url + PATH)
+    cells = page.locator(".itm-gallery a.itm-head")
+    n_heads = int(page.locator(".itm-gallery").get_attribute("data-heads"))
+    assert page.locator('.itm-gallery a.itm-head[tabindex="0"]').count() == 1
+    cells.first.focus()
+
+    def focused() -> int:
+        return page.evaluate(
+            "Array.from(document.querySelectorAll('.itm-gallery a.itm-head'))"
+            ".indexOf(document.activeElement)"
+        )
+
+    page.keyboard.press("ArrowDown")
+    assert focused() == n_heads  # the first head of the next block
+    page.keyboard.press("End")
+    assert focused() == 2 * n_heads - 1
+    page.keyboard.press("ArrowUp")
+    assert focused() == n_heads - 1
+    assert page.locator('.itm-gallery a.itm-head[tabindex="0"]').count() == 1
+    page.keyboard.press("Enter")
+    expected = heads[n_heads - 1]
+    title = page.locator(".itm-head-view__title").inner_text()
+    assert title == f"Block {expected['layer']}, head {expected['head']}"
+    assert record["errors"] == []
+    page.context.close()

@@ -81,6 +81,34 @@
       else if (event.key === "ArrowLeft") { open(current - 1, false); }
       else if (event.key === "ArrowRight") { open(current + 1, false); }
     });
+    // One tab stop for the whole gallery (144 heads for GPT-2 small): the arrow keys move
+    // between heads (up and down between blocks), Home and End to a block's first and last
+    // head; Enter opens the focused head. Without JavaScript every head is a plain link.
+    var perRow = parseInt(gallery.dataset.heads, 10) || 1;
+    var focusAt = 0;
+    function rove(index) {
+      cells[focusAt].tabIndex = -1;
+      focusAt = Math.max(0, Math.min(cells.length - 1, index));
+      cells[focusAt].tabIndex = 0;
+      cells[focusAt].focus();
+    }
+    cells.forEach(function (cell, index) {
+      cell.tabIndex = index === 0 ? 0 : -1;
+      cell.addEventListener("focus", function () {
+        if (focusAt !== index) { cells[focusAt].tabIndex = -1; focusAt = index; cell.tabIndex = 0; }
+      });
+    });
+    gallery.addEventListener("keydown", function (event) {
+      var at = cells.indexOf(document.activeElement), row = Math.floor(at / perRow) * perRow;
+      if (at < 0) return;
+      var to = {
+        ArrowRight: at + 1, ArrowLeft: at - 1, ArrowDown: at + perRow, ArrowUp: at - perRow,
+        Home: row, End: row + perRow - 1
+      }[event.key];
+      if (to === undefined) return;
+      event.preventDefault();
+      rove(to);
+    });
     gallery.itmOpenId = openId;
     if (location.hash) openId(decodeURIComponent(location.hash.slice(1)));
   }

@@ -267,7 +267,9 @@ def gallery_block(fp: ForwardPass, url: Url) -> str:
             f'<span class="itm-gallery__layer">block {layer}</span>{"".join(cells)}</div>'
         )
     return (
-        f'<div class="itm-gallery" style="--itm-heads:{fp.cfg.n_head}" '
+        f'<div class="itm-gallery" role="group" aria-label="{fp.cfg.n_layer} blocks × '
+        f'{fp.cfg.n_head} heads; the arrow keys move between heads" '
+        f'style="--itm-heads:{fp.cfg.n_head}" '
         f'data-layers="{fp.cfg.n_layer}" data-heads="{fp.cfg.n_head}">'
         f'<div class="itm-gallery__row itm-gallery__header" aria-hidden="true">'
         f'<span class="itm-gallery__layer"></span>{header}</div>'
