@@ -137,7 +137,13 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
         color="#555",
         fontsize=8,
     )
-    ax.axvline(crossover, color="#c62828", linestyle="--", linewidth=1)
+    ax.axvline(
+        crossover,
+        color="#c62828",
+        linestyle="--",
+        linewidth=1,
+        label=f"T = {fmt_int(crossover)}: the T×T work passes the projections",
+    )
     ax.text(
         crossover,
         ax.get_ylim()[0],

@@ -19,6 +19,7 @@ class BuildInputs:
     settings: Settings
     excerpts: dict  # excerpt id -> generator.sources.Excerpt
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
+    katex_js: bytes = b""  # the pinned KaTeX bundle: run at build time, not shipped
 
     @property
     def root(self) -> Path:
@@ -40,11 +41,15 @@ class BuildInputs:
         resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
         generated: dict[str, bytes] = {}
+        katex_js = b""
         for relative, data in package_files(
             load_asset_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
         ).items():
-            generated[f"assets/katex/{relative}"] = data
-        return cls(settings=settings, excerpts=excerpts, generated=generated)
+            if relative == "katex.min.js":
+                katex_js = data  # math is typeset during the build (generator/render/katex.py)
+            else:
+                generated[f"assets/katex/{relative}"] = data  # the stylesheet and its fonts
+        return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
     def excerpt(self, excerpt_id: str, *, used_by: str):
         from generator.errors import InputError

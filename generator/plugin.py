@@ -79,6 +79,15 @@ def _fresh_generator(root: Path) -> None:
             del sys.modules[name]
 
 
+def _prune_toc(items: Any, depth: int) -> None:
+    """Drop table-of-contents entries deeper than `depth` (the headings stay on the page)."""
+    for item in items:
+        if item.level >= depth:
+            item.children = []
+        else:
+            _prune_toc(item.children, depth)
+
+
 def _search_langs(config: MkDocsConfig) -> list[str]:
     """The languages the search plugin indexes (Material's default: the theme's language)."""
     for name, plugin in config.plugins.items():
@@ -98,6 +107,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.site: Any = None  # generator.inputs.BuildInputs, once on_config has run
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
+        self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -190,10 +200,52 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             page.meta["description"] = macros.meta["description"]
         return rendered
 
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        """Typeset the page's math with KaTeX now, so readers and search get finished formulas."""
+        if not self.config.enabled:
+            return html
+        from generator.errors import InputError
+
+        if self.typesetter is None:
+            from generator.render.katex import Typesetter
+            from generator.store import Store
+
+            self.typesetter = Typesetter(self.site.katex_js, Store(self.site.cache_dir))
+        from generator.render.page_html import for_readers
+
+        depth = page.meta.get("toc_depth")  # e.g. the Sources page lists its repositories only
+        if isinstance(depth, int) and page.toc is not None:
+            _prune_toc(page.toc, depth)
+
+        try:
+            typeset: str = self.typesetter.page(for_readers(html), page=f"docs/{page.file.src_uri}")
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
+        return typeset
+
+    def _close_typesetter(self) -> None:
+        """End the JavaScript engine: a live one keeps the process from exiting."""
+        if self.typesetter is not None:
+            self.typesetter.close()
+            self.typesetter = None
+
+    @event_priority(-50)  # after the search plugin has written its index
     def on_post_build(self, *, config: MkDocsConfig) -> None:
+        self._close_typesetter()
+        index = Path(config.site_dir) / "search" / "search_index.json"
+        if index.exists():
+            import json
+
+            from generator.render.page_html import searchable_digits
+
+            data = searchable_digits(json.loads(index.read_text(encoding="utf-8")))
+            index.write_text(
+                json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+            )
         self.built = True  # every page is written; the strict check comes next
 
     def on_build_error(self, *, error: Exception) -> None:
+        self._close_typesetter()
         self.failed = True
 
     @event_priority(-100)  # last: publish only after every other plugin has finished
@@ -203,6 +255,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def _publish(self) -> None:
         """Publish only a build that ran to the end: not one that failed, was interrupted (Ctrl-C
         is not an Exception, so on_build_error never sees it) or aborted in strict mode."""
+        self._close_typesetter()
         publication, self.publication = self.publication, None
         if publication is None:
             return

@@ -55,3 +55,32 @@ def test_sources_page_is_small_and_keeps_every_excerpt_and_citation(built_site: 
         assert ex.sha256 in text, f"{ex.id}: no sha256"
         assert ex.permalink in html.unescape(text), f"{ex.id}: no permalink"
         assert "@misc{" in plain and f"-{ex.id.replace('.', '-')}," in plain, f"{ex.id}: BibTeX"
+
+
+def test_every_line_of_the_cost_plot_has_a_legend_entry() -> None:
+    """The red dashed crossover line is named in the legend, like the three cost curves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from generator import charts
+    from generator.config import CONFIGS
+
+    captured = []
+    original = plt.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        captured.append(fig)
+        return original(fig, *args, **kwargs)
+
+    plt.Figure.savefig = keep  # type: ignore[method-assign]
+    try:
+        charts.flops_context_figure(CONFIGS["gpt2"])
+    finally:
+        plt.Figure.savefig = original  # type: ignore[method-assign]
+    (ax,) = captured[0].axes
+    lines = [line for line in ax.get_lines() if line.get_linestyle() != "None"]
+    named = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert len(named) == len(lines), (named, [line.get_label() for line in lines])
+    assert any("passes the projections" in text for text in named)

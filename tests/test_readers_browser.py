@@ -31,3 +31,98 @@ def test_search_works_with_only_the_files_the_site_ships(browser, site_url: str)
     assert any("components/layernorm/" in h for h in hits), hits
     assert failed == []
     page.context.close()
+
+
+def test_math_is_typeset_in_the_html_and_no_math_script_runs(browser, site_url: str) -> None:
+    """With JavaScript off the attention page shows KaTeX's output, not TeX; with it on, no
+    KaTeX script is requested, and hovering a formula symbol still lights its diagram box."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_url + "components/attention/")
+    article = page.locator("article")
+    assert article.locator(".katex").count() >= 3
+    text = article.inner_text()
+    assert "\\htmlData" not in text and "\\(" not in text and "\\[" not in text
+    context.close()
+
+    page, record = open_page(browser, site_url + "components/block/")
+    assert not [u for u in record["requests"] if u.endswith(".js") and "katex" in u]
+    # A symbol on a formula's second line (MLP, after ln_2) lights its box in the diagram.
+    symbol = page.locator('.arithmatex [data-light="mlp"]').first
+    symbol.hover()
+    lit = page.eval_on_selector_all(".is-lit", "els => els.map(e => e.dataset.light)")
+    assert lit and set(lit) == {"mlp"}, lit
+    page.context.close()
+
+
+def test_search_snippets_hold_text_not_tex(built_site) -> None:
+    import json
+
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    texts = " ".join(doc["text"] for doc in index["docs"])
+    for tex in ("\\htmlData", "\\(", "\\[", "\\frac", "\\mathrm"):
+        assert tex not in texts, tex
+    # The map's labels and the size tabs' labels are not run together.
+    assert "stream++token" not in texts
+    assert "GPT-2 smallGPT-2" not in texts
+
+
+def test_search_finds_numbers_without_commas_and_code_names(browser, site_url: str) -> None:
+    """GPT-2 small's attention parameters, typed without separators, find the attention page;
+    c_attn finds the walkthrough and the quoted code, not only the attention page."""
+    from generator import accounting
+    from generator.config import CONFIGS
+
+    params = accounting.params_per_instance(CONFIGS["gpt2"], "attention")
+    page, _ = open_page(browser, site_url)
+    hits = search(page, str(params))
+    assert any("components/attention/" in h for h in hits), (params, hits)
+    hits = search(page, "c_attn")
+    assert any("walkthrough/attention/" in h for h in hits), hits
+    assert any("sources/" in h for h in hits), hits
+    page.context.close()
+
+
+WALKTHROUGH = "walkthrough/attention/"
+READY = '.itm-wt[data-wt-ready="ready"]'
+
+
+def walkthrough(browser, site_url: str, fragment: str = ""):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    from tests.browser_helpers import recorded
+
+    return recorded(context, site_url + WALKTHROUGH + fragment, wait=READY)
+
+
+def test_a_step_titles_link_opens_that_step(browser, site_url: str) -> None:
+    """#step-5-title (the heading's ¶ link, the phone TOC, search results) shows step 5."""
+    page, _ = walkthrough(browser, site_url, "#step-5-title")
+    current = page.locator(".itm-wt__step.is-current")
+    assert current.get_attribute("data-step") == "5"
+    box = current.locator(".itm-wt__title").bounding_box()
+    assert box is not None and 0 <= box["y"] < 800
+    page.context.close()
+
+
+def test_next_brings_the_grids_into_view_and_keeps_focus(browser, site_url: str) -> None:
+    """At 1280×800 each Next shows the new step's first grid on screen; Enter on Next through
+    to the last step never drops focus to <body>."""
+    page, _ = walkthrough(browser, site_url)
+    page.locator('[data-wt-go="1"]').focus()
+    for step in range(2, 8):
+        page.keyboard.press("Enter")
+        current = page.locator(".itm-wt__step.is-current")
+        assert current.get_attribute("data-step") == str(step)
+        grid = current.locator("table.itm-wt-grid").first.bounding_box()
+        assert grid is not None and 0 <= grid["y"] < 800, (step, grid)
+        assert page.evaluate("document.activeElement !== document.body"), step
+    page.context.close()
+
+
+def test_code_line_numbers_are_not_tab_stops(browser, site_url: str) -> None:
+    page, _ = walkthrough(browser, site_url)
+    stops = page.eval_on_selector_all(
+        ".linenodiv a, .linenos a", "els => els.filter(e => e.tabIndex >= 0).length"
+    )
+    assert page.locator(".linenodiv a").count() > 50 and stops == 0
+    page.context.close()

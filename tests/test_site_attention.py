@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.site_helpers import SEEDS, seed_code_sections
+from tests.site_helpers import ROOT, SEEDS, seed_code_sections
 
 SEED_003 = SEEDS / "003_eae0eb8e5315b14b.txt"
 PAGE = "components/attention/index.html"
@@ -131,3 +131,28 @@ def test_parameter_figures_equal_transformers_gpt2_attention(built_site: Path) -
     tex = "{:,}".format
     across = f"{tex(per_instance)} \\times {n_layer} = {tex(per_instance * n_layer)}"
     assert across.replace(",", "{,}") in small.get_text()
+
+
+def test_every_quoted_excerpt_is_cited_with_its_evidence_level(built_site: Path) -> None:
+    """Each excerpt whose code the page shows (Code tabs, Where they differ) is listed under
+    Go deeper's pinned sources, and its code caption names its evidence level."""
+    from generator.sources import load_lock
+
+    pins = {pin.id: pin for pin in load_lock(ROOT / "sources" / "lock.toml").pins}
+    html = BeautifulSoup(
+        (built_site / "components/attention/index.html").read_text(encoding="utf-8"),
+        "html.parser",
+    )
+    quoted = set()
+    for block in html.select("div.highlight[id]"):
+        if block["id"].startswith(("code-", "diff-")):
+            quoted |= {
+                i
+                for i in pins
+                if re.search(rf"-{re.escape(i.replace('.', '-'))}-\d+$", block["id"])
+            }
+    assert len(quoted) >= 4, quoted
+    deeper = html.find(id="go-deeper").find_next("ul").get_text()
+    assert {i for i in quoted if i not in deeper} == set()
+    for caption in html.select(".itm-code-caption"):
+        assert "evidence: " in caption.get_text(), caption.get_text()

@@ -334,3 +334,25 @@ def test_no_page_names_internal_design_documents(built_site: Path) -> None:
             for m in INTERNAL_DOCS.finditer(text)
         ]
     assert not found, "\n".join(found[:10])
+
+
+def test_layernorm_page_totals_ln_1_and_ln_2_and_every_latex_table_is_linked(
+    built_site: Path, hf_models
+) -> None:
+    """The LayerNorm page covers ln_1 and ln_2: its total across blocks is both, as transformers
+    counts them; each generated LaTeX table (parameters and FLOPs) is linked from a page."""
+    html = soup(built_site / "components/layernorm/index.html")
+    table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+    for label, name in SIZES.items():
+        t = hf_models[name].transformer
+        expected = sum(numel(block.ln_1) + numel(block.ln_2) for block in t.h)
+        shown = tab_blocks(table_set)[label].select_one('[data-q="params.page_total"]')
+        assert shown is not None and number(shown.get_text()) == expected, name
+    tables = {p.relative_to(built_site).as_posix() for p in built_site.glob("tables/*.tex")}
+    assert any("-flops-" in t for t in tables)
+    linked = set()
+    for page in built_site.rglob("index.html"):
+        for a in soup(page).select('a[href$=".tex"]'):
+            target = (page.parent / a["href"]).resolve()
+            linked.add(target.relative_to(built_site.resolve()).as_posix())
+    assert tables - linked == set()

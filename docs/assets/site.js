@@ -1,28 +1,8 @@
-/* Inside the Model: typeset math with the bundled KaTeX and tie formula symbols to diagram boxes.
-   Runs on every page view, including Material's instant navigation (document$). */
+/* Inside the Model: tie formula symbols to diagram boxes, and let wide formulas scroll from the
+   keyboard. The math itself is typeset during the build (generator/render/katex.py), so no math
+   script runs here. Runs on every page view, including instant navigation (document$). */
 (function () {
   "use strict";
-
-  var KATEX_OPTIONS = {
-    throwOnError: false,
-    // \htmlData is the only command that needs trust: it tags symbols with data-light keys.
-    trust: function (context) { return context.command === "\\htmlData"; },
-    strict: function (errorCode) { return errorCode === "htmlExtension" ? "ignore" : "warn"; }
-  };
-
-  function typeset(root) {
-    root.querySelectorAll(".arithmatex").forEach(function (el) {
-      if (el.dataset.typeset) return;
-      var tex = el.textContent.trim();
-      var display = tex.startsWith("\\[");
-      tex = tex.replace(/^\\[\[(]/, "").replace(/\\[\])]$/, "");
-      katex.render(tex, el, Object.assign({ displayMode: display }, KATEX_OPTIONS));
-      el.dataset.typeset = "1";
-    });
-    markScrolling(root);
-    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
-    if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
-  }
 
   /* A formula wider than its column scrolls sideways: let keyboard users scroll it too. */
   function markScrolling(root) {
@@ -58,7 +38,9 @@
 
   function init() {
     var root = document.querySelector("article") || document.body;
-    typeset(root);
+    markScrolling(root);
+    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
+    if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
     bindLights(root);
   }
 

@@ -179,7 +179,7 @@
 
   /* -- state and rendering ---------------------------------------------------------------- */
   function stepFromHash(count) {
-    var match = /^#step-(\d+)$/.exec(location.hash);
+    var match = /^#step-(\d+)(?:-title)?$/.exec(location.hash); // the step or its heading
     var n = match ? parseInt(match[1], 10) : 0;
     return n >= 1 && n <= count ? n : 0;
   }
@@ -224,10 +224,24 @@
   }
 
   function go(s, n, focus) {
+    var had = document.activeElement;
     s.step = Math.max(1, Math.min(s.data.steps.length, n));
     history.replaceState(history.state, "", "#step-" + s.step);
     render(s);
-    if (focus) s.root.querySelector("#step-" + s.step + "-title").focus({ preventScroll: true });
+    var title = s.root.querySelector("#step-" + s.step + "-title");
+    // A button that has just been disabled (Next on the last step) would drop focus to <body>.
+    if (focus || (had && had.disabled)) title.focus({ preventScroll: true });
+    reveal(s);
+  }
+
+  /* Bring the step (with the Previous/Next bar above it) to the top when its grids would
+     otherwise start below the fold. */
+  function reveal(s) {
+    var work = s.root.querySelector(".itm-wt__step.is-current .itm-wt__work");
+    var top = work.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight * 0.6) {
+      s.root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
+    }
   }
 
   function start(root, data) {

@@ -133,12 +133,26 @@ class ComponentMacros(PageContext):
                 "Exact per-instance accounting\n",
                 table,
             ]
-            if count > 1:
+            together = [other for other in COMPONENTS if other.page == c.page]  # ln_1, ln_2
+            if count > 1 and len(together) > 1:
+                names = " and ".join(other.short for other in together)
+                total = sum(accounting.params_total(cfg, other.key) for other in together)
+                parts.append(
+                    f"Across {count} independent blocks, {names} together: "
+                    f"{fmt_int(per)} × {len(together)} × {count} = "
+                    f'<span data-q="params.page_total">{fmt_int(total)}</span> parameters.\n'
+                )
+            elif count > 1:
                 parts.append(
                     f"Across {count} independent blocks: "
                     f"${tex_int(per)} \\times {count} = {tex_int(per * count)}$ parameters.\n"
                 )
-            parts.append(f"[LaTeX source of this table]({self._tex_link(c.key, 'params', cfg)})\n")
+            links = [
+                f"[{other.short}]({self._tex_link(other.key, 'params', cfg)})"
+                for other in together
+                if accounting.param_rows(cfg, other.key)
+            ]
+            parts.append(f"LaTeX source of this table: {', '.join(links)}\n")
             return "\n".join(parts)
 
         return size_tabs(render)
@@ -157,8 +171,10 @@ class ComponentMacros(PageContext):
             table = markdown_table(
                 rows, head=FLOP_HEAD, total_label="Per-instance total", quantity="flops.per_token"
             )
+            tex = self._tex_link(c.key, "flops", cfg)
             return (
                 f"At a context of {fmt_int(cfg.n_ctx)} tokens, per token, one instance:\n\n{table}"
+                f"\n[LaTeX source of this table]({tex})\n"
             )
 
         return size_tabs(render) + f"\n{accounting.FLOP_CONVENTION}\n"
@@ -166,7 +182,8 @@ class ComponentMacros(PageContext):
     def code(self) -> str:
         """Code tabs: the pinned excerpts, with upstream line numbers."""
         c = self._component()
-        return code_render.code_tabs([self._excerpt(i) for i in c.code])
+        sources = self.url_for("sources.md")
+        return code_render.code_tabs([self._excerpt(i) for i in c.code], sources=sources)
 
     def sources(self) -> str:
         """ "Direct evidence" cards: a claim, where it stands, the pinned revision, the excerpt."""
@@ -193,7 +210,9 @@ class ComponentMacros(PageContext):
         for diff in for_page(c.key):
             text = diff.markdown()
             code = code_render.code_tabs(
-                [self._excerpt(i) for i in diff.excerpts], prefix=f"diff-{diff.key}"
+                [self._excerpt(i) for i in diff.excerpts],
+                prefix=f"diff-{diff.key}",
+                sources=self.url_for("sources.md"),
             )
             blocks.append(f"### {diff.title} {{ #diff-{diff.key} }}\n\n{text}\n\n{code}\n")
         return "\n".join(blocks)
@@ -212,7 +231,11 @@ class ComponentMacros(PageContext):
         if c.key == "attention" and self.url_for("forward-pass.md"):
             forward = ("the forward pass", self._doc("forward-pass.md"))
             items.append(blocks.LinkItem("See trained heads at work", (forward,)))
-        cited = dict.fromkeys([*c.code, *(s.excerpt for s in c.sources)])
+        from generator.differences import for_page
+
+        quoted = [i for diff in for_page(c.key) for i in diff.excerpts]  # "Where they differ"
+        call = [c.call_site] if c.call_site else []
+        cited = dict.fromkeys([*call, *c.code, *(s.excerpt for s in c.sources), *quoted])
         sources = self._doc("sources.md")
         links = tuple((i, f"{sources}#{excerpt_anchor(i)}") for i in cited)
         items.append(blocks.LinkItem("The pinned sources this page cites", links))
@@ -240,7 +263,7 @@ def table_path(key: str, kind: str, cfg: ModelConfig) -> str:
 
 
 def latex_tables() -> dict[str, bytes]:
-    """Every component's parameter table for every size, as LaTeX files for the site."""
+    """Every component's parameter and FLOP tables for every size, as LaTeX files for the site."""
     tables = {}
     for c in COMPONENTS:
         for name in SIZES:
@@ -252,5 +275,14 @@ def latex_tables() -> dict[str, bytes]:
                     head=PARAM_HEAD,
                     total_label="Per-instance total",
                     caption=f"{cfg.label}: parameters of one instance of {c.title}",
+                ).encode()
+            flops = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
+            if flops:
+                tables[table_path(c.key, "flops", cfg)] = latex_tabular(
+                    flops,
+                    head=FLOP_HEAD,
+                    total_label="Per-instance total",
+                    caption=f"{cfg.label}: forward FLOPs per token of one instance of {c.title}"
+                    f" at a context of {fmt_int(cfg.n_ctx)} tokens",
                 ).encode()
     return tables

@@ -94,15 +94,22 @@ def excerpt_blocks(excerpt: ExcerptLike, prefix: str) -> str:
     return "\n".join(parts)
 
 
-def code_tabs(excerpts: list[ExcerptLike], prefix: str = "code") -> str:
-    """Material content tabs, one per excerpt, titled like "model.py 69–112".
-    `prefix` keeps fence ids unique when a page shows the same excerpt twice."""
+def code_tabs(excerpts: list[ExcerptLike], prefix: str = "code", sources: str | None = None) -> str:
+    """Material content tabs, one per excerpt, titled like "model.py 69–112", each captioned
+    with its permalink, license and evidence level (linked to its entry on the Sources page
+    when `sources`, that page's URL, is given). `prefix` keeps fence ids unique when a page
+    shows the same excerpt twice."""
     tabs = []
     for excerpt in excerpts:
         body = excerpt_blocks(excerpt, prefix)
+        level = literal(getattr(excerpt, "evidence_level", ""))
+        if sources and level:
+            anchor = "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt.id)
+            level = f'<a href="{html.escape(sources)}#{anchor}">{level}</a>'
+        evidence = f" · evidence: {level}" if level else ""
         caption = (
             f'<a href="{html.escape(excerpt.permalink)}">{literal(excerpt.repo.name)} · '
-            f"{literal(excerpt.path)}</a> · {literal(excerpt.repo.license)}\n"
+            f"{literal(excerpt.path)}</a> · {literal(excerpt.repo.license)}{evidence}\n"
             "{: .itm-code-caption }\n"
         )
         tabs.append(f'=== "{literal(excerpt.label)}"\n\n{indent(caption + chr(10) + body)}')

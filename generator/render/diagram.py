@@ -160,5 +160,5 @@ def architecture_svg(
     return (
         f'<div class="itm-map" role="group" aria-label="GPT-2 architecture: embeddings, '
         f'{n_layer} pre-norm blocks, final norm, unembedding" '
-        f'style="aspect-ratio:{WIDTH}/{HEIGHT}">{svg}{"".join(nodes)}</div>'
+        f'style="aspect-ratio:{WIDTH}/{HEIGHT}" data-search-exclude>{svg}{"".join(nodes)}</div>'
     )

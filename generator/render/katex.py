@@ -1,0 +1,118 @@
+"""Math typeset at build time: the pinned KaTeX bundle, run in an embedded V8 (mini-racer).
+
+`Typesetter.page(html)` takes a page's HTML as pymdownx.arithmatex (generic mode) leaves it,
+`<span class="arithmatex">\\(…\\)</span>` and `<div class="arithmatex">\\[…\\]</div>`, and returns
+it with KaTeX's HTML in place of the TeX: readers see typeset math with JavaScript off, search
+snippets hold the formula's text, and no math script runs on page load. `\\htmlData{light=…}`
+becomes `data-light` attributes, which site.js ties to the diagram boxes as before.
+
+A page's result is kept in the project's store under a key of the KaTeX bundle, the options and
+the page's HTML, so a warm build starts no JavaScript engine at all. A formula KaTeX cannot parse
+stops the build with the page and the formula named.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from generator.errors import InputError
+from generator.store import Store, key_of, sha256_hex
+
+VERSION = 1  # bump when the markup this module writes changes (invalidates cached pages)
+# \htmlData is the only command that needs trust: it tags symbols with data-light keys.
+OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
+MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
+DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
+
+RENDER_ALL = """
+function itmRenderAll(items) {
+  return JSON.stringify(items.map(function (item) {
+    try {
+      return {html: katex.renderToString(item[0], Object.assign({displayMode: item[1],
+        trust: function (c) { return c.command === "\\\\htmlData"; },
+        strict: function (code) { return code === "htmlExtension" ? "ignore" : "error"; }
+      }, OPTIONS))};
+    } catch (e) { return {error: String(e.message || e)}; }
+  }));
+}
+"""
+
+
+def formulas(page_html: str) -> list[tuple[str, bool]]:
+    """(TeX, display?) of every arithmatex element, TeX unescaped and without its delimiters."""
+    found = []
+    for tag, body in MATH.findall(page_html):
+        opening, closing = DELIMITERS[tag]
+        tex = html.unescape(body).strip()
+        if tex.startswith(opening) and tex.endswith(closing):
+            tex = tex[len(opening) : -len(closing)]
+        found.append((tex.strip(), tag == "div"))
+    return found
+
+
+def mark_mathml(rendered: str) -> str:
+    """Keep KaTeX's MathML (screen readers) and its TeX annotation out of the search index."""
+    return rendered.replace(
+        '<span class="katex-mathml">', '<span class="katex-mathml" data-search-exclude>'
+    )
+
+
+class Typesetter:
+    """One V8 context with KaTeX loaded, started on first need; close() ends it (a live context
+    keeps the Python process from exiting)."""
+
+    def __init__(self, katex_js: bytes, store: Store | None = None) -> None:
+        self.katex_js = katex_js
+        self.store = store
+        self.bundle = sha256_hex(katex_js)
+        self._ctx: Any = None
+
+    def _context(self) -> Any:
+        if self._ctx is None:
+            from py_mini_racer import MiniRacer
+
+            ctx = MiniRacer()
+            ctx.eval(self.katex_js.decode("utf-8"))
+            ctx.eval(f"var OPTIONS = {json.dumps(OPTIONS)};{RENDER_ALL}")
+            self._ctx = ctx
+        return self._ctx
+
+    def render(self, items: list[tuple[str, bool]], *, page: str = "a page") -> list[str]:
+        """KaTeX's HTML for each (TeX, display?), in order."""
+        out = json.loads(self._context().call("itmRenderAll", [list(i) for i in items]))
+        for (tex, _), result in zip(items, out, strict=True):
+            if "error" in result:
+                raise InputError(
+                    f"KaTeX cannot typeset {tex!r}: {result['error']}",
+                    file=page,
+                    entry=tex[:60],
+                    fix="correct the TeX (KaTeX's supported functions: katex.org/docs/supported)",
+                )
+        return [mark_mathml(result["html"]) for result in out]
+
+    def page(self, page_html: str, *, page: str = "a page") -> str:
+        """The page with every arithmatex element typeset (marked data-typeset)."""
+        items = formulas(page_html)
+        if not items:
+            return page_html
+        key = key_of("katex-page", VERSION, self.bundle, OPTIONS, page_html)
+        if self.store is not None:
+            cached = self.store.get_entry("katex", key)
+            if cached is not None:
+                return cached.decode("utf-8")
+        rendered = iter(self.render(items, page=page))
+        result = MATH.sub(
+            lambda m: f'<{m[1]} class="arithmatex" data-typeset="1">{next(rendered)}</{m[1]}>',
+            page_html,
+        )
+        if self.store is not None:
+            self.store.put_entry("katex", key, result.encode("utf-8"))
+        return result
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None

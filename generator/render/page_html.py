@@ -1,0 +1,33 @@
+"""Small fixes to a page's finished HTML for keyboard and search readers (a function from page
+HTML to page HTML, called by the plugin before the math is typeset).
+
+- Code line numbers stay links (a line's address), but leave the Tab order: a long excerpt would
+  otherwise put a hundred tab stops before the next paragraph.
+- Tab labels and table cells get a line break between them, so the search index reads "GPT-2
+  small GPT-2 medium", not "GPT-2 smallGPT-2 medium" (flex rows and tables ignore it).
+- The search index also finds a number printed with thousands separators ("2,362,368") by its
+  digits ("2362368"): `searchable_digits` appends them to each entry's text, after Material's
+  search plugin has written the index (the pages themselves are left as they are).
+"""
+
+from __future__ import annotations
+
+import re
+
+LINE_NUMBER_LINK = re.compile(r'(<span class="normal"><a href="#__codelineno-[^"]*")>')
+ADJACENT = re.compile(r"</(label|th|td)><(label|th|td)\b")  # tab labels, table cells
+GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
+
+
+def for_readers(page_html: str) -> str:
+    page_html = LINE_NUMBER_LINK.sub(r'\1 tabindex="-1">', page_html)
+    return ADJACENT.sub(r"</\1>\n<\2", page_html)
+
+
+def searchable_digits(index: dict) -> dict:
+    """Material's search index with each entry's separated numbers appended as bare digits."""
+    for doc in index.get("docs", []):
+        digits = dict.fromkeys(m[0].replace(",", "") for m in GROUPED.finditer(doc.get("text", "")))
+        if digits:
+            doc["text"] += "<p hidden>" + " ".join(digits) + "</p>"
+    return index

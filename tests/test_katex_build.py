@@ -1,0 +1,57 @@
+"""Math typeset at build time (generator/render/katex.py): KaTeX's own output from the pinned
+bundle, \\htmlData kept as data-light, a bad formula named, and a warm page served from the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.errors import InputError
+from generator.render.katex import Typesetter, formulas
+from generator.settings import Settings
+from generator.store import Store
+from tests.site_helpers import ROOT
+
+PAGE = (
+    '<p>Inline <span class="arithmatex">\\(a &lt; b\\)</span> and</p>\n'
+    '<div class="arithmatex">\\[\n\\htmlData{light=mlp}{\\mathrm{MLP}}(x)\n\\]</div>\n'
+)
+
+
+@pytest.fixture(scope="module")
+def katex_js() -> bytes:
+    from generator.assets import load_asset_pins, package_files
+
+    settings = Settings.load(ROOT)
+    files = package_files(load_asset_pins(ROOT)["katex"], settings.cache_dir, offline=True)
+    return files["katex.min.js"]
+
+
+def test_formulas_are_unescaped_and_stripped_of_delimiters() -> None:
+    assert formulas(PAGE) == [("a < b", False), ("\\htmlData{light=mlp}{\\mathrm{MLP}}(x)", True)]
+
+
+def test_page_is_typeset_with_data_light_and_cached(tmp_path, katex_js) -> None:
+    store = Store(tmp_path)
+    typesetter = Typesetter(katex_js, store)
+    try:
+        out = typesetter.page(PAGE, page="docs/x.md")
+    finally:
+        typesetter.close()
+    assert out.count('data-typeset="1"') == 2
+    assert 'class="katex-display"' in out and 'data-light="mlp"' in out
+    assert "\\(" not in out.replace("application/x-tex", "")  # only inside the MathML annotation
+    assert 'katex-mathml" data-search-exclude' in out
+    # A second typesetter finds the page in the store and never starts an engine.
+    again = Typesetter(katex_js, store)
+    again._context = lambda: pytest.fail("the engine was started for a cached page")  # type: ignore[method-assign]
+    assert again.page(PAGE, page="docs/x.md") == out
+
+
+def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
+    typesetter = Typesetter(katex_js)
+    try:
+        with pytest.raises(InputError) as caught:
+            typesetter.page('<span class="arithmatex">\\(\\frac{1}\\)</span>', page="docs/bad.md")
+    finally:
+        typesetter.close()
+    assert caught.value.file == "docs/bad.md" and "KaTeX" in caught.value.problem
