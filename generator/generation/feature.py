@@ -97,7 +97,8 @@ def filters_block(settings) -> str:
     return (
         f"<p>The {_model(c)} after <code>{show(context)}</code>, the prompt position whose next "
         "token it is least sure of (highest entropy):</p>\n"
-        '<div class="itm-scroll"><table data-gen="filters">'
+        '<div class="itm-scroll" role="region" aria-label="Probabilities under each filter" '
+        'tabindex="0"><table data-gen="filters">'
         f'<thead><tr><th scope="col">token</th>{head}</tr></thead><tbody>{"".join(body)}'
         f'<tr class="itm-gen-kept"><th scope="row">tokens left</th>{kept}</tr></tbody>'
         "</table></div>\n"
@@ -137,7 +138,8 @@ def continuation_block(settings) -> str:
         f"<p>Each token is drawn with temperature {s.temperature} and top-k {s.top_k} by a numpy "
         f"generator seeded with {data.SEED_GENERATE}. The first step reads all "
         f"{len(c.prompt)} prompt tokens; every later step reads one token and the cache.</p>\n"
-        '<div class="itm-scroll"><table data-gen="continuation"><thead><tr>'
+        '<div class="itm-scroll" role="region" aria-label="Each generated token" tabindex="0">'
+        '<table data-gen="continuation"><thead><tr>'
         '<th scope="col">step</th><th scope="col">position</th>'
         '<th scope="col">positions cached</th><th scope="col">chosen</th>'
         '<th scope="col">its probability</th>'
@@ -207,7 +209,8 @@ def toy_block() -> str:
         )
         parts.append(
             f'<section class="itm-gen-step" data-step="{n}"><p><strong>Step {n}</strong>: '
-            f'{kind}</p><div class="itm-gen-grids">{_kv_grid("K", step.k[0], step, tokens)}'
+            f'{kind}</p><div class="itm-gen-grids" role="region" tabindex="0" '
+            f'aria-label="Step {n}: keys, values and one row">{_kv_grid("K", step.k[0], step, tokens)}'
             f"{_kv_grid('V', step.v[0], step, tokens)}{_row_panel(step, tokens)}</div>"
             "</section>"
         )
