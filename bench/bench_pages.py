@@ -2,6 +2,8 @@
 (a report, not a test).
 
     .venv/bin/python bench/bench_pages.py [--runs 5]
+    .venv/bin/python bench/bench_pages.py --site before=DIR --site after=DIR --port 8765
+        (sites already built for http://127.0.0.1:PORT/, measured one after the other, one run)
 
 1. Builds the site into a temporary directory with `mkdocs build`, for the address it is then
    served at (SITE_URL: Material's instant navigation follows only links in sitemap.xml).
@@ -58,6 +60,7 @@ READY = {
     "component": "(() => { const m = document.querySelectorAll('.arithmatex'); "
     "return m.length && Array.from(m).every(e => e.dataset.typeset) ? performance.now() : null; })()",
 }
+MATH = READY["component"]  # every formula typeset (at build time, or by a script on load)
 
 
 def build(site_dir: Path, site_url: str) -> None:
@@ -107,10 +110,11 @@ def measure(browser, url: str, kind: str) -> dict:
     page.on("request", lambda r: requests.append(r.url))
     page.goto(url, wait_until="load")
     ready = page.wait_for_function(READY[kind], timeout=30_000).json_value()
+    math = page.wait_for_function(MATH, timeout=30_000).json_value()
     dcl = page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
     page.wait_for_load_state("networkidle")
     context.close()
-    return {"ready": ready, "dcl": dcl, "requests": requests}
+    return {"ready": ready, "math": math, "dcl": dcl, "requests": requests}
 
 
 def measure_instant(browser, home: str) -> tuple[float, bool]:
@@ -136,9 +140,25 @@ def spread(values: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--site", action="append", default=[], help="LABEL=DIR, a built site")
+    parser.add_argument("--port", type=int, default=0, help="the port the --site builds are for")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    if args.site:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium_path(), args=CHROMIUM_FLAGS
+            )
+            for item in args.site:
+                label, directory = item.split("=", 1)
+                site = Path(directory)
+                size = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
+                print(f"\n######## {label}: {site} ({size / 1e6:.2f} MB)")
+                with serve(site, args.port) as base:
+                    report(browser, site, base, args.runs)
+            browser.close()
+        return 0
     port = free_port()
     with tempfile.TemporaryDirectory() as scratch:
         site = Path(scratch) / "site"
@@ -166,7 +186,10 @@ def report(browser, site: Path, base: str, runs: int) -> None:
             print(f"{name:<48} {kb(raw):>11} {kb(packed):>11}")
         total_raw, total_gz = sum(r[1] for r in own), sum(r[2] for r in own)
         print(f"{'page weight (page-specific total)':<48} {kb(total_raw):>11} {kb(total_gz):>11}")
+        total_gz = sum(r[2] for r in own + shared)
+        print(f"transferred on a cold load (page + shared, gzip -9): {kb(total_gz)}")
         print(f"time to interactive: {spread([r['ready'] for r in results])}")
+        print(f"all math typeset:    {spread([r['math'] for r in results])}")
         print(f"DOMContentLoaded:    {spread([r['dcl'] for r in results])}")
         if kind == "walkthrough":
             instant = [measure_instant(browser, base) for _ in range(runs)]
