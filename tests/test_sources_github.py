@@ -207,3 +207,25 @@ def test_pin_and_bump_read_whole_files_from_github(tmp_path: Path, monkeypatch, 
         assert main(["bump", REPO, new_commit, "--lock", str(path), "--write"]) == 0
     assert "moved      toy.tail" in capsys.readouterr().out
     assert load_lock(path).pin("toy.tail").ranges == ((TAIL[0] + 1, TAIL[1] + 1),)
+
+
+def test_verify_online_can_raise_evidence_that_github_confirmed(tmp_path, monkeypatch, capsys):
+    """An excerpt GitHub served at its pinned commit (bytes hashing to the pin) becomes
+    'upstream'; one GitHub could not confirm keeps its level; nothing else in the lock moves."""
+    other = "/other/file.py"
+    entries = [
+        excerpt_table("toy.helper", TOY_V1, lines=[list(HELPER)], level="mirror-window"),
+        excerpt_table("toy.tail", TOY_V1, lines=[list(TAIL)], level="file-hash", path=other[1:]),
+    ]
+    path = write(tmp_path / "lock.toml", repo_table(COMMIT) + "".join(entries))
+    args = ["verify", "--online", "--raise-evidence", "--lock", str(path)]
+    routes = {RAW_PATH: [Reply(TOY_V1.encode())]}  # the other file is missing on GitHub
+    with serve(FakeServer(routes)) as server:
+        monkeypatch.setenv("ITM_GITHUB_RAW", server.url)
+        assert main(args) == 1  # the missing file still fails the run
+    lock = load_lock(path)
+    helper, tail = lock.pin("toy.helper"), lock.pin("toy.tail")
+    assert helper.evidence_level == "upstream" and COMMIT in helper.evidence
+    assert tail.evidence_level == "file-hash" and tail.evidence == "made up for a test"
+    assert "toy.helper: evidence mirror-window -> upstream" in capsys.readouterr().out
+    assert main(["verify", "--raise-evidence", "--lock", str(path)]) == 2  # needs --online

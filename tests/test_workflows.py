@@ -68,3 +68,4 @@ def test_pins_are_verified_online_every_week():
     assert weekly["on"]["schedule"][0]["cron"].split()[-1] in ("1", "MON", "mon")
     runs = " ".join(s.get("run", "") for s in steps(weekly))
     assert "itm verify --online" in runs and "gh issue create" in runs
+    assert "itm verify --online --raise-evidence" in runs and "gh pr create" in runs

@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--online", action="store_true", help="check every excerpt against GitHub at its commit"
     )
     verify.add_argument("--id", action="append", default=[], help="only this excerpt (repeatable)")
+    verify.add_argument(
+        "--raise-evidence",
+        action="store_true",
+        help="with --online: an excerpt GitHub confirmed at its pinned commit becomes 'upstream' "
+        "evidence in the lock (rewritten; the weekly workflow proposes it as a pull request)",
+    )
     verify.set_defaults(func=run_verify)
 
     pin = subparsers.add_parser(
@@ -138,7 +144,14 @@ def run_verify(args: argparse.Namespace) -> int:
     sources = ("github",) if args.online else SOURCES
     resolver = _resolver(args, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
+    if args.raise_evidence and not args.online:
+        raise InputError(
+            "--raise-evidence needs --online: only GitHub at the pinned commit is upstream evidence",
+            entry="itm verify",
+            fix="run `itm verify --online --raise-evidence`",
+        )
     failures = 0
+    raised = lock
     for pin in pins:
         try:
             excerpt = resolver.resolve(pin)
@@ -150,7 +163,23 @@ def run_verify(args: argparse.Namespace) -> int:
             f"ok   {pin.id:<32} {excerpt.label:<36} {pin.sha256[:12]}  from {excerpt.resolved_from}"
             f"  [{pin.evidence_level}]"
         )
+        # Read from GitHub at the pinned commit just now (not from a cache): the strongest level.
+        github = excerpt.resolved_from == "github"
+        if args.raise_evidence and github and pin.evidence_level != "upstream":
+            commit = lock.repos[pin.repo].commit
+            raised = raised.with_pin(
+                replace(
+                    pin,
+                    evidence_level="upstream",
+                    evidence=f"read from {pin.repo} on GitHub at commit {commit} "
+                    "(itm verify --online --raise-evidence)",
+                )
+            )
+            print(f"     {pin.id}: evidence {pin.evidence_level} -> upstream")
     print(f"{len(pins) - failures} of {len(pins)} excerpts verified against {lock.display}")
+    if raised is not lock:
+        write_lock(raised)
+        print(f"wrote {lock.display}")
     return 1 if failures else 0
 
 
