@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
-import itertools
 import json
 import os
 import resource
@@ -31,65 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from report import print_table  # noqa: E402  (bench/report.py)
 
-from generator.config import CONFIGS  # noqa: E402
-from generator.engine import random_weights, weight_shapes, write_safetensors  # noqa: E402
-from generator.forward.bpe import ENDOFTEXT, bytes_to_unicode  # noqa: E402
-
-N_MERGES = 50_000  # GPT-2's merges.txt has 50,000 rules; 256 + 50,000 + 1 = 50,257 tokens
-
-
-def write_checkpoint(folder: Path) -> dict[str, Path]:
-    """model.safetensors (random, GPT-2 small's shapes), vocab.json and merges.txt."""
-    cfg = CONFIGS["gpt2"]
-    folder.mkdir(parents=True)
-    weights = random_weights(cfg, seed=0, dtype=np.float32)
-    assert set(weights) == set(weight_shapes(cfg))
-    with (folder / "model.safetensors").open("wb") as handle:
-        write_safetensors(handle, weights, {"format": "pt"})
-    del weights
-    symbols = list(bytes_to_unicode().values())  # the 256 byte symbols, in byte order
-    merges = list(itertools.islice(itertools.product(symbols, symbols), N_MERGES))
-    vocab = {s: i for i, s in enumerate(symbols)}
-    for a, b in merges:
-        vocab[a + b] = len(vocab)
-    vocab[ENDOFTEXT] = len(vocab)
-    assert len(vocab) == cfg.vocab_size, len(vocab)
-    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    text = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
-    (folder / "merges.txt").write_text(text, encoding="utf-8")
-    return {name: folder / name for name in ("model.safetensors", "vocab.json", "merges.txt")}
-
-
-def pin(paths: dict[str, Path]) -> str:
-    """A pins file like the real one, naming these files."""
-    out = (
-        "version = 1\n\n[checkpoints.gpt2]\n"
-        'repo = "bench/gpt2-random"\nrevision = "' + "0" * 40 + '"\nmodel = "gpt2"\n'
-        'license = "none: random weights"\nenv = "ITM_GPT2_WEIGHTS"\n'
-    )
-    for name, path in paths.items():
-        sha = hashlib.sha256(path.read_bytes()).hexdigest()
-        out += f'\n[checkpoints.gpt2.files."{name}"]\nsize = {path.stat().st_size}\n'
-        out += f'sha256 = "{sha}"\n'
-    real = (ROOT / "sources" / "checkpoints.toml").read_text(encoding="utf-8")
-    return out + "\n" + real[real.index("# The stand-in") :]  # the stand-in's pin, unchanged
-
-
-def project(scratch: Path, paths: dict[str, Path]) -> Path:
-    copy = scratch / "project"
-    for name in ("docs", "sources", "overrides"):
-        if (ROOT / name).exists():
-            shutil.copytree(ROOT / name, copy / name)
-    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
-    (copy / "sources" / "checkpoints.toml").write_text(pin(paths), encoding="utf-8")
-    return copy
+from tests.full_size import build, project, write_checkpoint  # noqa: E402
 
 
 def kib(n: int) -> str:
@@ -105,26 +50,12 @@ def main() -> int:
         started = time.perf_counter()
         paths = write_checkpoint(scratch / "weights")
         made = time.perf_counter() - started
-        root = project(scratch, paths)
+        project(scratch, paths)
         site = scratch / "site"
-        env = {
-            **os.environ,
-            "ITM_GPT2_WEIGHTS": str(scratch / "weights"),
-            "ITM_CACHE_DIR": str(scratch / "cache"),
-            "HF_HUB_CACHE": str(scratch / "hub"),
-            "SOURCE_DATE_EPOCH": "1700000000",
-            "NO_MKDOCS_2_WARNING": "1",
-        }
-        shutil.copytree(ROOT / ".cache" / "sha256", scratch / "cache" / "sha256")  # no refetch
-        mkdocs = str(Path(sys.executable).with_name("mkdocs"))
+        cache = scratch / "cache"
+        shutil.copytree(ROOT / ".cache" / "sha256", cache / "sha256")  # fetched sources only
         started = time.perf_counter()
-        out = subprocess.run(
-            [mkdocs, "build", "--site-dir", str(site)],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
+        out = build(scratch, site, ITM_CACHE_DIR=str(cache), SOURCE_DATE_EPOCH="1700000000")
         wall = time.perf_counter() - started
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
         if out.returncode:

@@ -38,7 +38,7 @@ SETTINGS: dict[str, str] = {
 @dataclass(frozen=True)
 class Settings:
     root: Path  # the project folder (where mkdocs.yml, docs/ and sources/ are)
-    cache_dir: Path  # fetched sources, assets, figures, the stand-in
+    cache_dir: Path  # fetched sources, assets, figures
     offline: bool = False  # never touch the network
     git_dirs: Mapping[str, Path] = field(default_factory=dict)  # "owner/name" -> local clone
     pypi_simple: str = DEFAULT_PYPI_SIMPLE  # PyPI's simple index (a mirror in tests)
