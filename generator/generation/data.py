@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from generator.config import TOY, ModelConfig
-from generator.engine import forward, toy_weights
+from generator.engine import toy_weights
 from generator.engine.decode import decode_step
 from generator.engine.layers import softmax
 from generator.engine.sampling import (
@@ -109,7 +109,11 @@ def _continuation(settings: Settings) -> Continuation:
     ids = np.array(prompt_ids(tokenizer, settings.forward_prompt or DEFAULT_PROMPT, cfg))
     n_new = min(N_NEW, cfg.n_ctx - len(ids))
     chosen = generate(weights, cfg, ids, n_new, SAMPLING, seed=SEED_GENERATE)
-    probs = forward(weights, cfg, ids).probs  # [T, V]
+    from generator.forward import current
+
+    run = current(settings)  # the forward-pass page's run of the same prompt and model
+    assert np.array_equal(run.token_ids, ids), "the forward pass read another prompt"
+    probs = run.trace.probs  # [T, V]
     entropy = -(probs * np.log(np.where(probs > 0, probs, 1.0))).sum(axis=-1)  # [T]
     unsure = int(np.argmax(entropy))  # the position whose next token the model is least sure of
     logits = np.log(probs[unsure])  # softmax(log p) = p: the same distribution, as logits
