@@ -88,8 +88,11 @@ def gpt2_sized_vocab(small: dict[str, int], size: int) -> dict[str, int]:
     return {s: i for i, s in enumerate([*symbols, "<|endoftext|>"])}
 
 
-def itm_forward_long(env: dict[str, str], n_tokens: int = 1024) -> tuple[float, float, str]:
-    """(seconds, peak MB, last line) of `itm forward` on GPT-2-small-shaped random files."""
+def itm_forward_long(
+    env: dict[str, str], n_tokens: int = 1024, profile: Path | None = None
+) -> tuple[float, float, str]:
+    """(seconds, peak MB, last line) of `itm forward` on GPT-2-small-shaped random files
+    (profiled by cProfile into `profile` if given)."""
     import resource
 
     import numpy as np
@@ -129,8 +132,9 @@ def itm_forward_long(env: dict[str, str], n_tokens: int = 1024) -> tuple[float, 
         prompt = long_prompt(vocab, TINY_MERGES, n_tokens)
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         start = time.perf_counter()
+        profiler = [sys.executable, "-m", "cProfile", "-o", str(profile)] if profile else []
         out = subprocess.run(
-            [str(Path(sys.executable).with_name("itm")), "forward", "--root", str(root),
+            [*profiler, str(Path(sys.executable).with_name("itm")), "forward", "--root", str(root),
              "--weights", str(folder), "--prompt", prompt],
             env={**env, "ITM_CACHE_DIR": str(tmp / "cache")},
             capture_output=True,

@@ -20,7 +20,12 @@ import numpy as np
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("forward", help="run the forward-pass page's model on a prompt")
+    parser = subparsers.add_parser(
+        "forward",
+        help="run the forward-pass page's model on a prompt",
+        description="Run the forward-pass page's model on a prompt. Budget: a 1,024-token prompt "
+        "through GPT-2 small (float64) within 60 s and 4 GB on two cores (bench/bench_forward.py).",
+    )
     parser.add_argument("--weights", help="GPT-2's model.safetensors, or a folder holding it")
     parser.add_argument("--prompt", help="the prompt (default: the page's)")
     parser.add_argument("--download", action="store_true", help="fetch the pinned revision")
