@@ -126,3 +126,48 @@ def test_code_line_numbers_are_not_tab_stops(browser, site_url: str) -> None:
     )
     assert page.locator(".linenodiv a").count() > 50 and stops == 0
     page.context.close()
+
+
+def test_dark_scheme_follows_the_system_and_every_page_passes_axe(browser, site_url: str) -> None:
+    """A reader whose system prefers dark gets Material's slate scheme (with a toggle back), and
+    no page has a serious or critical axe-core violation in it."""
+    from tests.axe_helpers import run_axe, serious
+    from tests.test_site_pages import nav_pages
+
+    context = browser.new_context(color_scheme="dark")
+    problems = []
+    for docs_path in nav_pages():
+        stem = docs_path.removesuffix(".md")
+        page = context.new_page()
+        page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+        scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+        if scheme != "slate":
+            problems.append(f"{docs_path}: scheme {scheme}")
+        problems += [f"{docs_path}: {line}" for line in serious(run_axe(page, include="article"))]
+        page.close()
+    page = context.new_page()
+    page.goto(site_url, wait_until="networkidle")
+    assert page.locator("form[data-md-component='palette'] label").count() >= 1
+    context.close()
+    assert problems == []
+
+
+def test_every_custom_colour_comes_from_a_css_variable() -> None:
+    """Colours are written once, as variables with a light and a dark value (site.css)."""
+    import re
+
+    from tests.site_helpers import ROOT
+
+    literal = re.compile(r"#[0-9a-fA-F]{3,8}\b|rgba?\(")
+    found = []
+    for css in sorted((ROOT / "docs" / "assets").glob("*.css")):
+        for number, line in enumerate(css.read_text(encoding="utf-8").splitlines(), 1):
+            declarations = [d for d in line.split(";") if literal.search(d)]
+            found += [
+                f"{css.name}:{number}: {d.strip()}"
+                for d in declarations
+                if not d.strip().startswith("--")
+                and "--md-code-hl-" not in d
+                and not re.search(r"\{\s*--", d)
+            ]
+    assert found == []
