@@ -6,8 +6,9 @@ ratios are the figures.
 
 1. Expand: one real build with a recording plugin added last, which writes every page's final
    Markdown (front matter included) and every file, generated ones too, into a floor docs dir,
-   and lists the files the site ships (a five-line hook makes the floor ship the same ones: the
-   generator leaves out theme files no page loads).
+   its final HTML, the files the site ships and the final search index. The floor's one small hook
+   ships the same files (the generator leaves out theme files no page loads) and replays each
+   page's final HTML (math typeset at build time) and the search index as the generator left it.
 2. Time the real build cold (empty cache: fetches, stand-in, figures) and warm, and the floor
    build of the expanded docs, alternating warm and floor runs so both see the same load.
 3. Check the floor's output is byte-identical to the real site, file by file.
@@ -65,6 +66,19 @@ class Record(BasePlugin):
         (out / page.file.src_uri).write_text(text, encoding="utf-8")
         return markdown
 
+    @event_priority(-100)
+    def on_page_content(self, html, page, config, files):
+        target = out.parent / "content" / (page.file.src_uri + ".html")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+        return html
+
+    @event_priority(-100)  # after the generator rewrote the search index
+    def on_post_build(self, config):
+        index = Path(config.site_dir) / "search" / "search_index.json"
+        if index.exists():
+            (out.parent / "search_index.json").write_bytes(index.read_bytes())
+
 config = load_config({config!r}, site_dir={site!r})
 config.plugins["bench-record"] = Record()
 config.plugins.on_startup(command="build", dirty=False)
@@ -104,14 +118,28 @@ def project_plugins() -> set[str]:
     return set(data.get("project", {}).get("entry-points", {}).get("mkdocs.plugins", {}))
 
 
-# The floor's only hook: ship the files the site ships (the generator drops some of the theme's).
+# The floor's only hook: ship the files the site ships (the generator drops some of the theme's),
+# and replay each page's final HTML (math typeset at build time, the same table-of-contents depth)
+# and the search index as the site's build left them; the floor still converts every page's
+# Markdown and indexes every page.
 FLOOR_HOOK = """
 from pathlib import Path
+from generator.plugin import _prune_toc
 KEEP = set(Path({listing!r}).read_text().splitlines())
+CONTENT = Path({content!r})
 def on_files(files, config):
     for f in [f for f in files if f.src_uri not in KEEP]:
         files.remove(f)
     return files
+def on_page_content(html, page, config, files):
+    depth = page.meta.get("toc_depth")
+    if isinstance(depth, int) and page.toc is not None:
+        _prune_toc(page.toc, depth)
+    return (CONTENT / (page.file.src_uri + ".html")).read_text(encoding="utf-8")
+def on_post_build(config):
+    index = CONTENT.parent / "search_index.json"
+    if index.exists():
+        (Path(config.site_dir) / "search" / "search_index.json").write_bytes(index.read_bytes())
 """
 
 
@@ -122,7 +150,11 @@ def floor_config(directory: Path, docs: Path) -> Path:
     with open(ROOT / "mkdocs.yml", encoding="utf-8") as handle:
         parent = yaml_load(handle)
     hook = directory / "floor_hook.py"
-    hook.write_text(FLOOR_HOOK.format(listing=str(docs.parent / "files.txt")))
+    hook.write_text(
+        FLOOR_HOOK.format(
+            listing=str(docs.parent / "files.txt"), content=str(docs.parent / "content")
+        )
+    )
     lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", f"docs_dir: {docs}", f"hooks: [{hook}]"]
     lines.append("strict: false")
     custom_dir = parent.get("theme", {}).get("custom_dir")
