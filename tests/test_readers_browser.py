@@ -171,3 +171,35 @@ def test_every_custom_colour_comes_from_a_css_variable() -> None:
                 and not re.search(r"\{\s*--", d)
             ]
     assert found == []
+
+
+LABEL_ROWS = """() => [...document.querySelectorAll('article .tabbed-set')]
+  .filter(set => set.offsetParent !== null)
+  .map(set => {
+    const labels = [...set.querySelectorAll(':scope > .tabbed-labels > label')];
+    const checked = set.querySelector(':scope > input:checked');
+    const index = [...set.querySelectorAll(':scope > input')].indexOf(checked);
+    const shadows = labels.map(l => getComputedStyle(l).boxShadow !== 'none');
+    const before = getComputedStyle(set.querySelector('.tabbed-labels'), '::before');
+    return {rows: new Set(labels.map(l => l.offsetTop)).size, index, shadows,
+            indicator: before.display !== 'none' && before.content !== 'none',
+            inHeader: !!set.closest('.itm-hero')};
+  })"""
+
+
+def test_the_underline_marks_the_chosen_label_even_when_labels_wrap(browser, site_url: str) -> None:
+    """At 1280 px (the header's size tabs wrap beside the map) and at 375 px, every visible tab
+    set underlines its checked label and no other (Material's sliding bar sat under the wrong
+    label once the labels wrapped)."""
+    for width, pick in ((1280, "GPT-2 medium"), (375, "GPT-2 small")):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        page = context.new_page()
+        page.goto(site_url + "components/attention/", wait_until="networkidle")
+        page.locator(".itm-shapes .tabbed-labels > label", has_text=pick).first.click()
+        sets = page.evaluate(LABEL_ROWS)
+        assert any(s["rows"] > 1 for s in sets), "no set wraps: the case this test is about"
+        for tab_set in sets:
+            assert not tab_set["indicator"], tab_set
+            underlined = [i for i, on in enumerate(tab_set["shadows"]) if on]
+            assert underlined == [tab_set["index"]], (width, tab_set)
+        context.close()
