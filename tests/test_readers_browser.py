@@ -203,3 +203,15 @@ def test_the_underline_marks_the_chosen_label_even_when_labels_wrap(browser, sit
             underlined = [i for i, on in enumerate(tab_set["shadows"]) if on]
             assert underlined == [tab_set["index"]], (width, tab_set)
         context.close()
+
+
+def test_gpt2_sizes_mode_leaves_nothing_of_the_toy_on_screen(browser, site_url: str) -> None:
+    page, _ = walkthrough(browser, site_url, "#step-6")
+    page.locator('input[name="itm-wt-scale"][value="big"]').check()
+    for selector in (".itm-wt-head", ".itm-wt-note", ".itm-wt-legend", "[data-wt-panel]"):
+        assert not page.locator(selector).first.is_visible(), selector
+    text = page.locator(".itm-wt").inner_text()
+    assert "side panel" not in text
+    dims = page.locator(".itm-wt-dims dd").first.inner_text()
+    assert dims.startswith("GPT-2"), dims  # the toy's 5 tokens are hidden with the toy
+    page.context.close()
