@@ -215,3 +215,20 @@ def test_gpt2_sizes_mode_leaves_nothing_of_the_toy_on_screen(browser, site_url: 
     dims = page.locator(".itm-wt-dims dd").first.inner_text()
     assert dims.startswith("GPT-2"), dims  # the toy's 5 tokens are hidden with the toy
     page.context.close()
+
+
+def test_the_keyboard_reaches_formula_symbols_and_lights_their_boxes(
+    browser, site_url: str
+) -> None:
+    page, _ = open_page(browser, site_url + "components/block/")
+    symbol = page.locator('.arithmatex [data-light="mlp"]').first
+    assert symbol.get_attribute("tabindex") == "0"
+    page.locator("h1").first.click()
+    for _ in range(200):  # Tab from the title until the symbol has focus
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('.arithmatex [data-light]') !== null"):
+            break
+    key = page.evaluate("document.activeElement.closest('[data-light]').dataset.light")
+    lit = page.eval_on_selector_all(".is-lit", "els => els.map(e => e.dataset.light)")
+    assert lit and set(lit) == {key}, (key, lit)
+    page.context.close()

@@ -21,7 +21,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
-VERSION = 1  # bump when the markup this module writes changes (invalidates cached pages)
+VERSION = 2  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
@@ -54,7 +54,9 @@ def formulas(page_html: str) -> list[tuple[str, bool]]:
 
 
 def mark_mathml(rendered: str) -> str:
-    """Keep KaTeX's MathML (screen readers) and its TeX annotation out of the search index."""
+    """Keep KaTeX's MathML (screen readers) and its TeX annotation out of the search index, and
+    let the keyboard reach each symbol that lights a diagram box (site.js listens for focus)."""
+    rendered = rendered.replace(' data-light="', ' tabindex="0" data-light="')
     return rendered.replace(
         '<span class="katex-mathml">', '<span class="katex-mathml" data-search-exclude>'
     )
