@@ -232,3 +232,23 @@ def test_the_keyboard_reaches_formula_symbols_and_lights_their_boxes(
     lit = page.eval_on_selector_all(".is-lit", "els => els.map(e => e.dataset.light)")
     assert lit and set(lit) == {key}, (key, lit)
     page.context.close()
+
+
+FITS = """() => [...document.querySelectorAll('.itm-map__box:not(.itm-map__box--frame):not(.itm-map__box--add)')]
+  .filter(b => b.offsetParent !== null)
+  .filter(b => { const s = b.querySelector('span'); const r = s.getBoundingClientRect();
+                 const box = b.getBoundingClientRect();
+                 return r.width > box.width + 1 || r.height > box.height + 1; })
+  .map(b => b.textContent)"""
+
+
+def test_map_labels_fit_their_boxes_in_the_header_and_in_print(browser, site_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    for path in ("components/model/", "components/unembedding/", ""):
+        page.goto(site_url + path, wait_until="networkidle")
+        assert page.evaluate(FITS) == [], path
+        page.emulate_media(media="print")
+        assert page.evaluate(FITS) == [], f"print {path}"
+        page.emulate_media(media="screen")
+    context.close()
