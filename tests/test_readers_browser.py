@@ -252,3 +252,24 @@ def test_map_labels_fit_their_boxes_in_the_header_and_in_print(browser, site_url
         assert page.evaluate(FITS) == [], f"print {path}"
         page.emulate_media(media="screen")
     context.close()
+
+
+def test_choosing_a_file_in_one_code_tab_set_chooses_it_in_every_set(
+    browser, site_url: str
+) -> None:
+    page, _ = open_page(browser, site_url + "components/attention/")
+    page.locator("article .tabbed-labels > label", has_text="modeling_gpt2.py").first.click()
+    chosen = page.evaluate(
+        """[...document.querySelectorAll('article .tabbed-set')].map(set => {
+             const input = set.querySelector(':scope > input:checked');
+             const label = set.querySelector(`:scope > .tabbed-labels > label[for="${input.id}"]`);
+             const files = [...set.querySelectorAll(':scope > .tabbed-labels > label')]
+               .map(l => l.textContent.trim());
+             return [label.textContent.trim(), files.some(f => f.startsWith('modeling_gpt2.py'))];
+           })"""
+    )
+    assert sum(1 for _, has_file in chosen if has_file) >= 2, chosen
+    for label, has_file in chosen:
+        if has_file:
+            assert label.startswith("modeling_gpt2.py"), chosen
+    page.context.close()

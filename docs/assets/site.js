@@ -36,12 +36,30 @@
     });
   }
 
+  /* Code tabs are titled "file.py lines": choosing a file in one set chooses the same file in
+     every set of the page (Material links only labels whose whole text is equal). */
+  function linkCodeTabs(root) {
+    if (root.dataset.codeTabsLinked) return;
+    root.dataset.codeTabsLinked = "1";
+    root.addEventListener("click", function (ev) {
+      var label = ev.target.closest && ev.target.closest(".tabbed-labels > label");
+      var file = label && /^(\S+\.py) /.exec(label.textContent.trim());
+      if (!file) return;
+      root.querySelectorAll(".tabbed-labels > label").forEach(function (other) {
+        if (other.textContent.trim().indexOf(file[1] + " ") !== 0) return;
+        var input = document.getElementById(other.htmlFor);
+        if (input && !input.checked) input.checked = true;
+      });
+    });
+  }
+
   function init() {
     var root = document.querySelector("article") || document.body;
     markScrolling(root);
     // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
     if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
     bindLights(root);
+    linkCodeTabs(root);
   }
 
   if (typeof document$ !== "undefined") {
