@@ -71,6 +71,7 @@ class Record(BasePlugin):
         target = out.parent / "content" / (page.file.src_uri + ".html")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, encoding="utf-8")
+        target.with_suffix(".md").write_text(page.markdown, encoding="utf-8")
         return html
 
     @event_priority(-100)  # after the generator rewrote the search index
@@ -135,7 +136,10 @@ def on_page_content(html, page, config, files):
     depth = page.meta.get("toc_depth")
     if isinstance(depth, int) and page.toc is not None:
         _prune_toc(page.toc, depth)
-    return (CONTENT / (page.file.src_uri + ".html")).read_text(encoding="utf-8")
+    recorded = CONTENT / (page.file.src_uri + ".html")
+    if recorded.with_suffix(".md").read_text(encoding="utf-8").strip() != page.markdown.strip():
+        return html  # edited since (the serve loop): MkDocs' own HTML
+    return recorded.read_text(encoding="utf-8")
 def on_post_build(config):
     index = CONTENT.parent / "search_index.json"
     if index.exists():
@@ -202,11 +206,12 @@ def copy_project(target: Path) -> Path:
 def serve_loop(config: Path, page: Path, url: str, env: dict[str, str], repeat: int) -> float:
     """Median seconds from appending a marker to `page` to `url` serving it."""
     port = url.split(":")[2].split("/")[0]
+    log = open(config.with_name(f"serve-{port}.log"), "w")  # noqa: SIM115  (closed below)
     server = subprocess.Popen(
         [str(BIN / "mkdocs"), "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     original = page.read_text(encoding="utf-8")
     try:
@@ -220,10 +225,15 @@ def serve_loop(config: Path, page: Path, url: str, env: dict[str, str], repeat: 
             times.append(time.perf_counter() - start)
             time.sleep(1.0)
         return statistics.median(times)
+    except SystemExit:
+        log.flush()
+        print(config.with_name(f"serve-{port}.log").read_text()[-3000:], file=sys.stderr)
+        raise
     finally:
         page.write_text(original, encoding="utf-8")
         server.terminate()
         server.wait(timeout=30)
+        log.close()
 
 
 def fetch_until(url: str, needle: bytes, timeout: float) -> None:
