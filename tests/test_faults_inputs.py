@@ -143,3 +143,8 @@ def test_a_read_only_cache_warns_and_the_build_goes_on(tmp_path: Path, caplog, m
         r.getMessage() for r in caplog.records if "cannot write the cache" in r.getMessage()
     ]
     assert len(warnings) == 1  # said once, not per entry
+
+
+def test_a_prompt_too_long_names_the_flag_the_user_gave(capsys) -> None:
+    err = run_cli(["forward", "--prompt", "the river " * 40, "--root", str(ROOT)], capsys)
+    assert "--prompt" in err and "shorten the prompt" in err

@@ -128,7 +128,7 @@ def prompt_ids(tokenizer: BPETokenizer | WordTokenizer, prompt: str, cfg: ModelC
     if len(ids) > cfg.n_ctx:
         raise InputError(
             f"the prompt is {len(ids)} tokens with <|endoftext|>; {cfg.label} takes {cfg.n_ctx}",
-            entry=PROMPT_ENV,
+            entry=f"the prompt (itm forward --prompt, or {PROMPT_ENV} for the page)",
             fix="shorten the prompt",
         )
     return ids
