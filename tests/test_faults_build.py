@@ -19,10 +19,33 @@ from tests.site_helpers import ROOT, build_env, mkdocs_build, tree_digest
 pytestmark = pytest.mark.slow
 
 
+# `mkdocs build` whose pages each take 0.2 s longer to build: on an idle machine a warm build
+# writes every page in well under a second, so without this the signal could arrive after the
+# build had finished (seen in CI) and the test would prove nothing.
+SLOW_PAGES_MKDOCS = """
+import sys
+import time
+
+from mkdocs.__main__ import cli
+from mkdocs.commands import build
+
+build_page = build._build_page
+
+
+def slow_build_page(*args, **kwargs):
+    result = build_page(*args, **kwargs)
+    time.sleep(0.2)
+    return result
+
+
+build._build_page = slow_build_page
+cli.main(args=sys.argv[1:], prog_name="mkdocs")
+"""
+
+
 def start_build(site_dir: Path) -> subprocess.Popen:
-    mkdocs = Path(sys.executable).with_name("mkdocs")
     return subprocess.Popen(
-        [str(mkdocs), "build", "--site-dir", str(site_dir)],
+        [sys.executable, "-c", SLOW_PAGES_MKDOCS, "build", "--site-dir", str(site_dir)],
         cwd=ROOT,
         env=build_env(),
         stdout=subprocess.PIPE,
