@@ -173,11 +173,14 @@ def mirror_table(
     member: str,
     path: str = PATH,
     offset: int = 0,
+    lines: list[list[int]] | None = None,
 ) -> str:
     return (
         f'\n[[mirrors]]\nrepo = "{REPO}"\npath = "{path}"\npackage = "{package}"\n'
         f'version = "{version}"\nfilename = "{filename}"\nsha256 = "{sha256(archive)}"\n'
-        f'member = "{member}"\n' + (f"offset = {offset}\n" if offset else "")
+        f'member = "{member}"\n'
+        + (f"lines = {lines}\n" if lines else "")
+        + (f"offset = {offset}\n" if offset else "")
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from generator.errors import InputError
 from generator.sources.lock import DEFAULT_LOCK, dump_lock, load_lock, parse_lock
-from tests.sources_helpers import REPO, TOY_V1, excerpt_table, repo_table, write
+from tests.sources_helpers import REPO, TOY_V1, excerpt_table, mirror_table, repo_table, write
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -116,6 +116,26 @@ def test_unknown_key_and_bad_level_are_rejected(tmp_path: Path) -> None:
     assert "evidense" in typo.problem and "use only these keys" in typo.fix
     level = load_error(tmp_path, lock_text(good(level="certain")))
     assert "certain" in level.problem and "mirror-window" in level.fix
+
+
+def test_one_member_may_be_listed_once_per_offset(tmp_path: Path) -> None:
+    archive = b"any archive bytes"
+
+    def entry(offset: int, lines: list[list[int]] | None) -> str:
+        return mirror_table("toy-copy", "1.0", "toy_copy-1.0.tar.gz", archive, "toy.py",
+                            offset=offset, lines=lines)  # fmt: skip
+
+    path = write(
+        tmp_path / "lock.toml", lock_text() + entry(-1, [[3, 24]]) + entry(-19, [[44, 65]])
+    )
+    lock = load_lock(path)
+    assert [(m.offset, m.lines) for m in lock.mirrors] == [(-1, ((3, 24),)), (-19, ((44, 65),))]
+    assert parse_lock(dump_lock(lock), path).mirrors == lock.mirrors
+    error = load_error(tmp_path, lock_text() + entry(-1, [[3, 24]]) + entry(-1, [[44, 65]]))
+    assert "listed twice at offset -1" in error.problem and "merge" in error.fix
+    for other in ([[20, 30]], None):  # sharing upstream line 20-24, or the whole file
+        error = load_error(tmp_path, lock_text() + entry(-1, [[3, 24]]) + entry(-19, other))
+        assert "the same upstream lines at offsets -1 and -19" in error.problem
 
 
 def test_dump_then_load_gives_the_same_lock(tmp_path: Path) -> None:

@@ -145,6 +145,39 @@ def test_first_mirror_without_the_lines_falls_to_the_next(tmp_path: Path) -> Non
     assert area_excerpt.resolved_from == "pypi:toy-mirror==1.0"
 
 
+def test_one_member_listed_at_two_offsets_serves_an_excerpt_across_them(tmp_path: Path) -> None:
+    """A copy that moved its runs by different amounts (here +1 above `tail`, +2 from it on) is
+    listed once per offset; an excerpt whose runs lie under different entries reads each run at
+    its own entry's offset, from one download."""
+    split = "# banner\n" + TOY_V1.replace("def tail", "# inserted\ndef tail")
+    archive = sdist_bytes({"toy-split-1.0/toy.py": split})
+    member = ("toy_split", "1.0", "toy-split-1.0.tar.gz", archive, "toy-split-1.0/toy.py")
+    entries = (
+        mirror_table(*member, offset=1, lines=[list(HELPER)]),
+        mirror_table(*member, offset=2, lines=[list(TAIL)]),
+    )
+    with serve() as server:
+        server.routes.update(
+            {
+                "/simple/toy-split/": [
+                    Reply(simple_index({"toy-split-1.0.tar.gz": archive}, server.url),
+                          content_type=SIMPLE_JSON)
+                ],
+                "/files/toy-split-1.0.tar.gz": [Reply(archive)],
+            }
+        )  # fmt: skip
+        lock = make_lock(tmp_path, *entries)
+        resolver = registry_only(tmp_path, lock, f"{server.url}/simple")
+        two = resolver.resolve(lock.pin("toy.two-runs"))
+        with pytest.raises(InputError) as caught:  # Widget.render: no entry vouches for it
+            resolver.resolve(lock.pin("toy.render"))
+    assert two.text == lines_text(TOY_V1, HELPER, TAIL) and two.ranges == (HELPER, TAIL)
+    assert two.resolved_from == "pypi:toy_split==1.0"
+    assert server.hits == ["/simple/toy-split/", "/files/toy-split-1.0.tar.gz"]
+    h, t = (f"{a}–{b}" for a, b in (HELPER, TAIL))
+    assert f"carries upstream lines {h} (at +1), {t} (at +2)" in caught.value.problem
+
+
 def test_warm_cache_needs_no_network(tmp_path: Path) -> None:
     with serve() as server:
         server.routes.update(index_routes(server.url))

@@ -196,16 +196,27 @@ def parse_lock(text: str, path: Path) -> Lock:
     mirrors = tuple(
         _parse_mirror(i, table, repos, fail) for i, table in enumerate(data.get("mirrors", []))
     )
-    seen_mirrors: set[tuple[str, str]] = set()
+    # One member may be listed once per offset (a copy that moved different runs by different
+    # amounts); no upstream line may be vouched for at two offsets.
+    seen_mirrors: dict[tuple[str, str], list[Mirror]] = {}
     for mirror in mirrors:
-        key = (mirror.filename, mirror.member)
-        if key in seen_mirrors:
-            raise fail(
-                f"mirror {mirror.spec}",
-                f"member {mirror.member!r} of {mirror.filename} is listed twice",
-                "delete the duplicate [[mirrors]] entry",
-            )
-        seen_mirrors.add(key)
+        same = seen_mirrors.setdefault((mirror.filename, mirror.member), [])
+        for other in same:
+            if other.offset == mirror.offset:
+                raise fail(
+                    f"mirror {mirror.spec}",
+                    f"member {mirror.member!r} of {mirror.filename} is listed twice at offset"
+                    f" {mirror.offset}",
+                    "delete the duplicate [[mirrors]] entry, or merge its lines into the other",
+                )
+            if _windows_overlap(other.lines, mirror.lines):
+                raise fail(
+                    f"mirror {mirror.spec}",
+                    f"member {mirror.member!r} of {mirror.filename} vouches for the same upstream"
+                    f" lines at offsets {other.offset} and {mirror.offset}",
+                    "give each [[mirrors]] entry of one member upstream lines of its own",
+                )
+        same.append(mirror)
 
     pins: list[Pin] = []
     seen_ids: set[str] = set()
@@ -220,6 +231,13 @@ def parse_lock(text: str, path: Path) -> Lock:
         seen_ids.add(pin.id)
         pins.append(pin)
     return Lock(path=path, repos=repos, mirrors=mirrors, pins=tuple(pins))
+
+
+def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
+    """Whether two mirrors' upstream windows share a line (no lines means the whole file)."""
+    if not a or not b:
+        return True
+    return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
 
 
 def _check_keys(table: object, allowed: tuple[str, ...], entry: str, fail) -> None:
@@ -459,6 +477,7 @@ _HEADER = """\
 #
 # mirrors: a registry archive vouches only for the upstream lines it lists (lines; all when
 # absent), found at upstream line + offset in its member file; any other placement is refused.
+# A member whose runs moved by different amounts is listed once per offset.
 """
 
 

@@ -169,10 +169,13 @@ class Resolver:
         if not pin.ranges:
             tried.append("pypi: the lock records no lines for this symbol (mirrors check lines)")
             return None
-        for mirror in mirrors:
-            if not mirror.carries(pin.ranges):
+        for group in _by_member(mirrors):
+            mirror = group[0]  # the entries of one archive member differ only in lines and offset
+            # each range from the entry that vouches for it (one offset per range)
+            placed = [next((m for m in group if m.carries((r,))), None) for r in pin.ranges]
+            if None in placed:
                 tried.append(
-                    f"pypi:{mirror.spec}: carries upstream lines {format_ranges(mirror.lines)},"
+                    f"pypi:{mirror.spec}: carries upstream lines {_windows(group)},"
                     f" not {format_ranges(pin.ranges)}"
                 )
                 continue
@@ -180,9 +183,12 @@ class Resolver:
             if isinstance(lines, str):
                 tried.append(f"pypi:{mirror.spec}: {lines}")
                 continue
-            text = "".join(cut(lines, pin.ranges, mirror.offset))
-            if not fits(lines, pin.ranges, mirror.offset) or sha256_hex(text) != pin.sha256:
-                at = f" (at {mirror.offset:+d})" if mirror.offset else ""
+            runs = [(r, m.offset) for r, m in zip(pin.ranges, placed, strict=True) if m]
+            text = "".join(cut(lines, (r,), shift)[0] for r, shift in runs)
+            inside = all(fits(lines, (r,), shift) for r, shift in runs)
+            if not inside or sha256_hex(text) != pin.sha256:
+                shifts = sorted({shift for _, shift in runs})
+                at = f" (at {'/'.join(f'{s:+d}' for s in shifts)})" if shifts != [0] else ""
                 tried.append(
                     f"pypi:{mirror.spec}: lines {format_ranges(pin.ranges)}{at} of {mirror.member}"
                     f" do not hash to {pin.sha256[:12]}…"
@@ -362,6 +368,21 @@ def resolve_all(
         lock, cache_dir=cache_dir, offline=offline, git_dirs=git_dirs, log=log, **options
     )
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
+
+
+def _by_member(mirrors: tuple[Mirror, ...]) -> list[list[Mirror]]:
+    """The mirrors grouped by archive member (one entry per offset), in lock order."""
+    groups: dict[tuple[str, str, str], list[Mirror]] = {}
+    for mirror in mirrors:
+        groups.setdefault((mirror.filename, mirror.sha256, mirror.member), []).append(mirror)
+    return list(groups.values())
+
+
+def _windows(group: list[Mirror]) -> str:
+    """ "3–24 (at -1), 44–65 (at -19)": the upstream lines a member's entries vouch for."""
+    return ", ".join(
+        format_ranges(m.lines) + (f" (at {m.offset:+d})" if m.offset else "") for m in group
+    )
 
 
 def location_key(pin: Pin, repo: Repo) -> str:
