@@ -4,6 +4,8 @@ and every number on the page is the accounting's, per size tab."""
 
 from __future__ import annotations
 
+import hashlib
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +18,10 @@ from generator.engine import forward
 from generator.engine.layers import softmax
 from generator.engine.sampling import process
 from generator.generation import data
+from generator.generation.feature import SAMPLE_CODE, SAMPLE_LINKS
+from generator.render.code import fence_id
 from generator.settings import Settings
-from generator.sources import load_lock
+from generator.sources import load_lock, omission_marker, resolve_all
 from generator.walkthrough.grids import fmt_value
 from generator.walkthrough.toy import BLOCK, toy_attention
 from tests.site_helpers import ROOT
@@ -73,9 +77,15 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
                 assert k_rows[i].select("td") == before[i].select("td")
     values = [int(s.get_text().replace(",", "")) for s in soup.select('[data-q="kv.values"]')]
     assert values == [acc.kv_values_per_token(CONFIGS[n]) for n in SIZES]
-    links = [a["href"] for a in soup.select('a[href*="src/sample.py"]')]
     commit = load_lock(ROOT / "sources/lock.toml").repos["openai/gpt-2"].commit
-    assert len(links) == 3 and all(f"/blob/{commit}/src/sample.py#L" in href for href in links)
+    links = {a["href"] for a in soup.select('a[href*="src/sample.py"]')}
+    assert all(f"/blob/{commit}/src/sample.py#L" in href for href in links)
+    anchors = {href.rsplit("#", 1)[1] for href in links}
+    # the quoted excerpts' permalinks, and the lines no PyPI copy carries unchanged
+    assert anchors == {"L5-L22", "L44-L95"} | {
+        f"L{a}" if a == b else f"L{a}-L{b}" for _, a, b in SAMPLE_LINKS
+    }
+    assert_sample_py_quoted(soup)
     model = BeautifulSoup(
         (built_site / "components/model/index.html").read_text(encoding="utf-8"), "html.parser"
     )
@@ -85,14 +95,27 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
         assert (built_site / f"tables/{kind}-gpt2-xl.tex").is_file()
 
 
-def test_sample_py_links_point_at_the_definitions():
-    """Checked only where a clone of openai/gpt-2 is configured (ITM_GIT_DIRS): no registry
-    carries src/sample.py, which is why the page links to these lines instead of quoting them."""
-    import hashlib
-    import subprocess
+def assert_sample_py_quoted(soup: BeautifulSoup) -> None:
+    """The sample.py excerpts stand on the page run by run, numbered at their upstream lines,
+    with the omission marker between runs."""
+    excerpts = resolve_all(
+        load_lock(ROOT / "sources/lock.toml"), cache_dir=ROOT / ".cache", offline=True
+    )
+    for excerpt_id in SAMPLE_CODE:
+        excerpt = excerpts[excerpt_id]
+        for first, text in excerpt.blocks:
+            block = soup.select_one(f"div.highlight#{fence_id('gen-sample', excerpt_id, first)}")
+            assert block is not None, (excerpt_id, first)
+            code = block.select_one("td.code").get_text().rstrip("\n").split("\n")
+            assert code == text.rstrip("\n").split("\n"), (excerpt_id, first)
+            numbers = [int(n.get_text()) for n in block.select("td.linenos span.normal")]
+            assert numbers == list(range(first, first + len(code)))
+    markers = [p.get_text() for p in soup.select("p.itm-omitted")]
+    assert omission_marker((66, 66)) in markers
 
-    from generator.generation.feature import SAMPLE_PY
 
+def clone_sample_py() -> list[str]:
+    """src/sample.py at the pinned commit from the clone in ITM_GIT_DIRS (skip without one)."""
     clone = Settings.load(ROOT).git_dirs.get("openai/gpt-2")
     if clone is None:
         pytest.skip("no clone of openai/gpt-2 in ITM_GIT_DIRS")
@@ -102,11 +125,30 @@ def test_sample_py_links_point_at_the_definitions():
         capture_output=True,
         check=True,
     ).stdout
-    lines = shown.decode().split("\n")
-    for name, first, last in SAMPLE_PY:
-        assert lines[first - 1].startswith(f"def {name}("), name
-        after = lines[last:]  # the definition ends at `last`: then blank lines or the file's end
-        assert all(not line.strip() for line in after[:2]), name
-    # the file's hash at the commit, as recorded when the links were made
+    # the file's hash at the commit (UPSTREAM.md): 95 lines
     digest = hashlib.sha256(shown).hexdigest()
     assert digest == "7a726916bdc416b296665b52ea7b87581152e16794c8eaff90bf4f89b1235771"
+    return shown.decode().split("\n")
+
+
+def test_sample_py_excerpts_are_the_lines_at_the_pinned_commit():
+    """Checked only where a clone of openai/gpt-2 is configured (ITM_GIT_DIRS): the quoted
+    excerpts equal the file's lines at the commit, and the linked lines are the definitions and
+    the lines no PyPI copy carries unchanged."""
+    lines = clone_sample_py()
+    lock = load_lock(ROOT / "sources/lock.toml")
+    for excerpt_id in SAMPLE_CODE:
+        pin = lock.pin(excerpt_id)
+        assert pin.path == "src/sample.py"
+        text = "".join(line + "\n" for a, b in pin.ranges for line in lines[a - 1 : b])
+        assert hashlib.sha256(text.encode()).hexdigest() == pin.sha256, excerpt_id
+    assert lock.pin("gpt2.top-k-logits").ranges == ((5, 22),)
+    assert lines[4].startswith("def top_k_logits(")
+    (before, after) = lock.pin("gpt2.sample-sequence").ranges
+    assert lines[before[0] - 2].startswith("def sample_sequence(") and after[1] == len(lines) - 1
+    assert "past=past" in lines[50] and "past=past" in lines[62]  # step and body: model with past
+    assert "tf.concat([past, next_outputs['presents']], axis=-2)" in lines[68]
+    (top_p, signature, top_p_call) = SAMPLE_LINKS
+    assert lines[top_p[1] - 1].startswith("def top_p_logits(") and not lines[top_p[2]].strip()
+    assert lines[signature[1] - 1].startswith("def sample_sequence(")
+    assert "top_p_logits(" in lines[top_p_call[1] - 1]

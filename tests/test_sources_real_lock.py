@@ -59,9 +59,10 @@ def excerpts(lock: Lock, cache_dir: Path) -> dict[str, Excerpt]:
         raise
 
 
-def mirror_lines(lock: Lock, cache_dir: Path, package: str) -> list[str]:
-    """A mirror's member file, from the archive the resolution cached (checked by its hash)."""
-    mirror = next(m for m in lock.mirrors if m.package == package)
+def mirror_lines(lock: Lock, cache_dir: Path, package: str, path: str | None = None) -> list[str]:
+    """A mirror's member file, from the archive the resolution cached (checked by its hash); the
+    package's first [[mirrors]] entry, or its first for `path`."""
+    mirror = next(m for m in lock.mirrors if m.package == package and path in (None, m.path))
     archive = Store(cache_dir).get(mirror.sha256)
     assert archive is not None, f"{mirror.spec} was not cached"
     return read_member(archive, mirror).decode("utf-8").split("\n")
@@ -94,7 +95,7 @@ def test_gpt2_model_py_rebuilt_from_mirrors_is_the_file_at_the_pin(
     tree = ast.parse(rebuilt)
     top_level = {n.name: (n.lineno, n.end_lineno) for n in tree.body if hasattr(n, "name")}
     for pin in lock.pins:
-        if pin.repo != "openai/gpt-2":
+        if pin.path != "src/model.py":
             continue
         assert excerpts[pin.id].text == upstream_text(rebuilt_lines, pin.ranges), pin.id
         if pin.symbol and "." not in pin.symbol:
@@ -102,6 +103,28 @@ def test_gpt2_model_py_rebuilt_from_mirrors_is_the_file_at_the_pin(
         elif pin.symbol:
             assert pin.ranges == (symbol_range(rebuilt, pin.symbol),), pin.id
     assert lock.pin("gpt2.attn").ranges == ((69, 112),)  # as UPSTREAM.md lists it
+
+
+def test_sample_py_excerpts_stand_in_the_copies_where_the_lock_says(lock, excerpts, cache_dir):
+    """top_k_logits is upstream 5–22 in gpt-2-finetuning (same numbers) and gpt2-client (one
+    higher); sample_sequence's quoted runs are in gpt2-client 19 and 20 lines higher, with the
+    lines that feed `presents` back as `past`."""
+    finetuning = mirror_lines(lock, cache_dir, "gpt-2-finetuning", "src/sample.py")
+    client = mirror_lines(lock, cache_dir, "gpt2-client", "src/sample.py")
+    top_k, loop = excerpts["gpt2.top-k-logits"], excerpts["gpt2.sample-sequence"]
+    assert top_k.ranges == ((5, 22),) and top_k.symbol == "top_k_logits"
+    assert top_k.text == upstream_text(finetuning, top_k.ranges)
+    assert top_k.text == upstream_text(client, ((4, 21),))
+    assert loop.ranges == ((44, 65), (67, 95))
+    assert [text for _, text in loop.blocks] == [
+        upstream_text(client, ((25, 46),)),
+        upstream_text(client, ((47, 75),)),
+    ]
+    assert "step(hparams, prev, past=past)" in loop.text
+    assert "tf.concat([past, next_outputs['presents']], axis=-2)" in loop.text
+    offsets = {m.offset: m.lines for m in lock.mirrors_for("openai/gpt-2", "src/sample.py")
+               if m.package == "gpt2-client"}  # fmt: skip
+    assert offsets == {-1: ((3, 24),), -19: ((44, 65),), -20: ((67, 95),)}
 
 
 def test_transformers_excerpts_stand_at_the_same_lines_in_the_wheel(

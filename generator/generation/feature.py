@@ -27,9 +27,15 @@ CODE = (
     "gpt2.attention-mask",
 )
 HF_CODE = ("hf.gpt2-cache-update",)
-# gpt-2's src/sample.py at the pinned commit: no package registry carries it, so a build without
-# GitHub cannot verify its lines, and the page links to them instead of quoting them.
-SAMPLE_PY = (("top_k_logits", 5, 22), ("top_p_logits", 25, 40), ("sample_sequence", 43, 95))
+# gpt-2's src/sample.py at the pinned commit. Two PyPI packages copied it, so the lines either
+# copy kept unchanged are quoted (see [[mirrors]] in sources/lock.toml); the lines no copy has
+# unchanged cannot be checked by a build without GitHub, so the page links to them instead.
+SAMPLE_CODE = ("gpt2.top-k-logits", "gpt2.sample-sequence")
+SAMPLE_LINKS = (
+    ("`top_p_logits`", 25, 40),
+    ("`sample_sequence`'s signature", 43, 43),
+    ("its call of `top_p_logits`", 66, 66),
+)
 
 
 def rows_table(rows: list[acc.Row], head: tuple[str, str, str], quantity: str) -> str:
@@ -272,18 +278,23 @@ def training_block(doc: Callable[[str], str]) -> str:
     return size_tabs(render) + f"\n{acc.TRAIN_NOTE}\n"
 
 
-def sample_py_block(commit: str) -> str:
-    """Where gpt-2's own loop lives: permalinks, not quotes (no offline copy to verify them by)."""
-    url = "https://github.com/openai/gpt-2/blob/{commit}/src/sample.py#L{a}-L{b}"
-    items = [
-        f"- [`{name}`, lines {a}–{b}]({url.format(commit=commit, a=a, b=b)})"
-        for name, a, b in SAMPLE_PY
-    ]
+def sample_py_block(excerpts: list, sources: str) -> str:
+    """gpt-2's loop: the lines a PyPI copy vouches for, quoted in Code tabs; the rest linked."""
+    base = f"https://github.com/openai/gpt-2/blob/{excerpts[0].repo.commit}/src/sample.py"
+
+    def link(name: str, a: int, b: int) -> str:
+        lines, anchor = (f"line {a}", f"L{a}") if a == b else (f"lines {a}–{b}", f"L{a}-L{b}")
+        return f"[{name}, {lines}]({base}#{anchor})"
+
+    links = [link(*item) for item in SAMPLE_LINKS]
     return (
-        "\n".join(items)
-        + "\n\nThese are links, not quotes: no package registry carries `src/sample.py`, so a "
-        "build without GitHub cannot check its lines against a pinned hash, and this site only "
-        "quotes code it has checked.\n"
+        code_render.code_tabs(excerpts, prefix="gen-sample", sources=sources)
+        + "\n\nLinked, not quoted: "
+        + ", ".join(links[:-1])
+        + f" and {links[-1]}. Neither copy of this file on PyPI has those lines as they are "
+        "upstream (gpt-2-finetuning 1.0.14 rewrote them, gpt2-client 2.1.5 dropped top-p), so a "
+        "build without GitHub has nothing to check them against, and this site quotes only code "
+        "it has checked.\n"
     )
 
 
@@ -294,9 +305,6 @@ def macros(page) -> dict[str, Callable[..., str]]:
     def code(ids: tuple[str, ...], prefix: str) -> str:
         return code_render.code_tabs([page._excerpt(i) for i in ids], prefix=prefix)
 
-    def commit() -> str:
-        return page._excerpt(CODE[0]).repo.commit
-
     return {
         "generation_filters": lambda: filters_block(settings()),
         "generation_continuation": lambda: continuation_block(settings()),
@@ -305,6 +313,8 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "generation_cache": lambda: cache_block(page._doc),
         "generation_code": lambda: code(CODE, "gen"),
         "generation_hf_code": lambda: code(HF_CODE, "gen-hf"),
-        "generation_sample_py": lambda: sample_py_block(commit()),
+        "generation_sample_py": lambda: sample_py_block(
+            [page._excerpt(i) for i in SAMPLE_CODE], page.url_for("sources.md")
+        ),
         "training_cost": lambda: training_block(page._doc),
     }
