@@ -88,7 +88,7 @@ def sources_page_excerpt(excerpt) -> str:
 def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     excerpt = hostile_excerpt()
     source = {
-        "tabs": lambda: code_tabs([excerpt]),
+        "tabs": lambda: code_tabs([excerpt], sources="../sources/"),
         "card": lambda: evidence_card(excerpt, "claim <b>"),
         "sources": lambda: sources_page_excerpt(excerpt),
     }[render]()

@@ -239,6 +239,42 @@ def test_every_code_block_is_a_pinned_excerpt(built_site: Path) -> None:
     assert checked > 20
 
 
+def test_every_quote_links_its_evidence_and_sources_names_every_page_that_quotes_it(
+    built_site: Path,
+) -> None:
+    """Wherever code is quoted (component pages, the walkthrough, generation), its caption links
+    to its entry on the Sources page; and that entry's "Cited on" names exactly the pages whose
+    HTML links to it, read from the built pages themselves."""
+    sources = built_site / "sources" / "index.html"
+    linked_from: dict[str, set[str]] = {}
+    captions = 0
+    for page in sorted(built_site.rglob("index.html")):
+        if page == sources:
+            continue
+        base = "/" + str(page.relative_to(built_site))
+        html = soup(page)
+        for caption in html.select(".itm-code-caption"):
+            evidence = [a for a in caption.select("a[href]") if "#ex-" in a["href"]]
+            assert len(evidence) == 1, f"{base}: {caption.get_text()}"
+            captions += 1
+        for a in html.select("article a[href]"):
+            parts = urlsplit(urljoin(base, a["href"]))
+            if parts.path == "/sources/" and parts.fragment.startswith("ex-"):
+                linked_from.setdefault(parts.fragment, set()).add(base)
+    assert captions > 30
+    cited_on: dict[str, set[str]] = {}
+    for heading in soup(sources).select("h3[id^=ex-]"):
+        item = next(
+            li for li in heading.find_all_next("li") if li.get_text().startswith("Cited on:")
+        )
+        cited_on[heading["id"]] = {
+            urljoin("/sources/index.html", a["href"]) + "index.html" for a in item.select("a")
+        }
+    assert set(linked_from) <= set(cited_on)
+    for anchor, pages in cited_on.items():
+        assert pages == linked_from.get(anchor, set()), anchor
+
+
 # -- no typed numbers --------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from generator.walkthrough.grids import cell_colour, fmt_value, token_chip
 from generator.walkthrough.toy import BLOCK, TOKEN_COLOURS
 
 PAGE = "generation.md"
+TITLE = "Generation"
 CODE = (
     "gpt2.attn-present",
     "gpt2.model-past",
@@ -31,6 +32,7 @@ HF_CODE = ("hf.gpt2-cache-update",)
 # copy kept unchanged are quoted (see [[mirrors]] in sources/lock.toml); the lines no copy has
 # unchanged cannot be checked by a build without GitHub, so the page links to them instead.
 SAMPLE_CODE = ("gpt2.top-k-logits", "gpt2.sample-sequence")
+CITES = (*CODE, *HF_CODE, *SAMPLE_CODE)  # every pinned excerpt the page quotes
 SAMPLE_LINKS = (
     ("`top_p_logits`", 25, 40),
     ("`sample_sequence`'s signature", 43, 43),
@@ -303,7 +305,8 @@ def macros(page) -> dict[str, Callable[..., str]]:
         return page.site.settings
 
     def code(ids: tuple[str, ...], prefix: str) -> str:
-        return code_render.code_tabs([page._excerpt(i) for i in ids], prefix=prefix)
+        excerpts = [page._excerpt(i) for i in ids]
+        return code_render.code_tabs(excerpts, prefix=prefix, sources=page.url_for("sources.md"))
 
     return {
         "generation_filters": lambda: filters_block(settings()),

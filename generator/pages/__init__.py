@@ -16,8 +16,9 @@ from collections.abc import Callable
 import jinja2
 
 from generator.pages.component import ComponentMacros, latex_tables, table_path
-from generator.pages.context import PageContext, excerpt_anchor, size_tabs
+from generator.pages.context import PageContext, size_tabs
 from generator.pages.site_index import SiteMacros, citation, pages_citing, plain_excerpt
+from generator.render.code import excerpt_anchor
 
 
 class PageMacros(ComponentMacros, SiteMacros):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from generator import accounting, blocks
 from generator.components import COMPONENTS
 from generator.config import CONFIGS, SIZES, ModelConfig
-from generator.pages.context import PageContext, excerpt_anchor, size_tabs
+from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
+from generator.render.code import excerpt_anchor
 from generator.render.diagram import architecture_svg
 from generator.render.numbers import fmt_int, tex_int
 from generator.render.tables import latex_tabular, markdown_table

@@ -20,11 +20,6 @@ def size_tabs(render: Callable[[ModelConfig], str]) -> str:
     return "\n".join(tabs)
 
 
-def excerpt_anchor(excerpt_id: str) -> str:
-    """The stable anchor of an excerpt on the Sources page: "gpt2.attn" -> "ex-gpt2-attn"."""
-    return "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt_id)
-
-
 class PageContext:
     """One page being filled. `url_for(docs_path)` gives a relative link from it, or None."""
 

@@ -7,10 +7,10 @@ import html
 from markupsafe import escape
 
 from generator import accounting, blocks
-from generator.components import BY_KEY
 from generator.config import CONFIGS, SIZES, ModelConfig
-from generator.pages.context import PageContext, excerpt_anchor, size_tabs
+from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
+from generator.render.code import excerpt_anchor
 from generator.render.diagram import architecture_svg
 from generator.render.numbers import fmt_int
 
@@ -117,10 +117,10 @@ class SiteMacros(PageContext):
             for ex in excerpts:
                 pages = (
                     ", ".join(
-                        f"[{BY_KEY[key].title}]({self._doc(BY_KEY[key].page)})"
-                        for key in used.get(ex.id, [])
+                        f"[{escape(title)}]({self._doc(page)})"
+                        for title, page in used.get(ex.id, [])
                     )
-                    or "not cited by a component page"
+                    or "quoted on no other page"
                 )
                 account = (ex.evidence_level, ex.evidence)
                 parts.append(
@@ -155,19 +155,25 @@ class SiteMacros(PageContext):
         )
 
 
-def pages_citing() -> dict[str, list[str]]:
-    """excerpt id -> component keys whose page cites it (code tabs, evidence, differences)."""
+def pages_citing() -> dict[str, list[tuple[str, str]]]:
+    """excerpt id -> (title, docs page) of every page that quotes it: component pages (code tabs,
+    evidence, differences, call site) and feature pages (their CITES), in the nav's order."""
     from generator.components import pages_in_order
     from generator.differences import for_page
+    from generator.features import feature_citations
 
-    used: dict[str, list[str]] = {}
+    citing: list[tuple[str, str, list[str]]] = []
     for c in pages_in_order():
         ids = [*c.code, *(s.excerpt for s in c.sources)]
         ids += [i for d in for_page(c.key) for i in d.excerpts]
         if c.call_site:
             ids.append(c.call_site)
+        citing.append((c.title, c.page, ids))
+    citing += [(title, page, list(ids)) for page, title, ids in feature_citations()]
+    used: dict[str, list[tuple[str, str]]] = {}
+    for title, page, ids in citing:
         for excerpt_id in dict.fromkeys(ids):
-            used.setdefault(excerpt_id, []).append(c.key)
+            used.setdefault(excerpt_id, []).append((title, page))
     return used
 
 

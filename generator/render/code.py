@@ -94,18 +94,23 @@ def excerpt_blocks(excerpt: ExcerptLike, prefix: str) -> str:
     return "\n".join(parts)
 
 
-def code_tabs(excerpts: list[ExcerptLike], prefix: str = "code", sources: str | None = None) -> str:
+def excerpt_anchor(excerpt_id: str) -> str:
+    """The stable anchor of an excerpt on the Sources page: "gpt2.attn" -> "ex-gpt2-attn"."""
+    return "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt_id)
+
+
+def code_tabs(excerpts: list[ExcerptLike], *, sources: str | None, prefix: str = "code") -> str:
     """Material content tabs, one per excerpt, titled like "model.py 69–112", each captioned
-    with its permalink, license and evidence level (linked to its entry on the Sources page
-    when `sources`, that page's URL, is given). `prefix` keeps fence ids unique when a page
-    shows the same excerpt twice."""
+    with its permalink, license and evidence level, linked to its entry on the Sources page
+    (`sources`, that page's URL; None only in a build without one): wherever code is quoted, a
+    reader can see how it was checked.
+    `prefix` keeps fence ids unique when a page shows the same excerpt twice."""
     tabs = []
     for excerpt in excerpts:
         body = excerpt_blocks(excerpt, prefix)
         level = literal(getattr(excerpt, "evidence_level", ""))
         if sources and level:
-            anchor = "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt.id)
-            level = f'<a href="{html.escape(sources)}#{anchor}">{level}</a>'
+            level = f'<a href="{html.escape(sources)}#{excerpt_anchor(excerpt.id)}">{level}</a>'
         evidence = f" · evidence: {level}" if level else ""
         caption = (
             f'<a href="{html.escape(excerpt.permalink)}">{literal(excerpt.repo.name)} · '

@@ -52,15 +52,18 @@ def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
     return EngineExcerpt(path, first, text, step_lines(func), block_id)
 
 
-def code_panel(engine: EngineExcerpt, upstream: list, step_titles: dict[str, str]) -> str:
-    """Markdown/HTML: our engine's function (lines tied to steps) beside the upstream tabs."""
+def code_panel(
+    engine: EngineExcerpt, upstream: list, step_titles: dict[str, str], *, sources: str | None
+) -> str:
+    """Markdown/HTML: our engine's function (lines tied to steps) beside the upstream tabs, whose
+    evidence links to `sources` (the Sources page's URL)."""
     steps = "".join(
         f'<li data-step-key="{key}"><a href="#__codelineno-{engine.block_id}-{first}">'
         f"{step_titles[key]}</a> · lines {first}–{last}</li>"
         for key, (first, last) in engine.steps.items()
     )
     fence = code_render.fence(engine.text, first_line=engine.first_line, block_id=engine.block_id)
-    tabs = code_render.code_tabs(upstream)
+    tabs = code_render.code_tabs(upstream, sources=sources)
     return (
         '<div class="itm-wt-code" markdown>\n'
         f'<div class="itm-wt-code__ours" data-code="{engine.block_id}" markdown>\n'

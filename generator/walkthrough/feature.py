@@ -22,6 +22,9 @@ from generator.walkthrough.gpt2_scale import Figure, step_figures
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
 
+PAGE = "walkthrough/attention.md"
+TITLE = "Walkthrough: attention"
+CITES = UPSTREAM  # the pinned excerpts its Code panel quotes
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
 BESIDE_TOY = "gpt2"  # GPT-2 small: the model whose sizes stand next to the toy's
 
@@ -128,7 +131,8 @@ class WalkthroughMacros:
         used_by = f"docs/{self.page.src_path}"
         upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in UPSTREAM]
         titles = {step.key: step.title for step in STEPS}
-        return code_panel(engine_excerpt(site.root), upstream, titles)
+        sources = self.page.url_for("sources.md")
+        return code_panel(engine_excerpt(site.root), upstream, titles, sources=sources)
 
     # -- parts -------------------------------------------------------------------------------
     def _bar(self) -> str:
