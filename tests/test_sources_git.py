@@ -159,6 +159,32 @@ def test_verify_command(tmp_path: Path, upstream, capsys) -> None:
     assert "FAIL toy.helper" in out and "hash mismatch" in out
 
 
+def test_verify_git_raises_evidence_read_from_the_clone_never_from_the_cache(
+    tmp_path: Path, upstream, capsys
+) -> None:
+    """`--git DIR --raise-evidence`: an excerpt read from the clone at its pinned commit becomes
+    'upstream' (its old account kept after it); with a warm cache but a clone that lacks the
+    commit, nothing is raised, and without any clone the command says what it needs."""
+    directory, commit = upstream
+    table = excerpt_table("toy.helper", TOY_V1, lines=HELPER, level="mirror-window")
+    path = lock_file(tmp_path, commit, table)
+    cache = ["--cache-dir", str(tmp_path / "c")]
+    assert main(["verify", "--lock", str(path), *cache, "--git", f"{REPO}={directory}"]) == 0
+    stranger = tmp_path / "stranger"
+    make_upstream(stranger, {PATH: TOY_V2})  # a clone without the pinned commit
+    raise_from = ["verify", "--raise-evidence", "--lock", str(path), *cache, "--git"]
+    assert main([*raise_from, f"{REPO}={stranger}"]) == 1
+    assert load_lock(path).pin("toy.helper").evidence_level == "mirror-window"
+    assert main(["verify", "--raise-evidence", "--lock", str(path), *cache]) == 2
+    assert "GitHub or a clone" in capsys.readouterr().err
+    assert main([*raise_from, f"{REPO}={directory}"]) == 0
+    pin = load_lock(path).pin("toy.helper")
+    assert pin.evidence_level == "upstream"
+    assert f"clone of {REPO} at commit {commit}" in pin.evidence
+    assert pin.evidence.endswith("Before: made up for a test")
+    assert "toy.helper: evidence mirror-window -> upstream" in capsys.readouterr().out
+
+
 def test_pin_records_lines_and_hash_from_git(tmp_path: Path, upstream, capsys) -> None:
     directory, commit = upstream
     path = lock_file(tmp_path, commit)

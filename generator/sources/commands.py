@@ -42,8 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument(
         "--raise-evidence",
         action="store_true",
-        help="with --online: an excerpt GitHub confirmed at its pinned commit becomes 'upstream' "
-        "evidence in the lock (rewritten; the weekly workflow proposes it as a pull request)",
+        help="with --online or --git: an excerpt read from GitHub, or from a clone, at its pinned "
+        "commit becomes 'upstream' evidence in the lock (rewritten; the weekly workflow proposes "
+        "it as a pull request)",
     )
     verify.set_defaults(func=run_verify)
 
@@ -141,15 +142,24 @@ def _resolver(
 
 def run_verify(args: argparse.Namespace) -> int:
     lock = load_lock(args.lock)
-    sources = ("github",) if args.online else SOURCES
+    # Raising evidence reads every file afresh at its commit: from GitHub, or from a clone (git's
+    # object ids bind a commit to its bytes just as GitHub's permalinks do), never from a cache.
+    from_clone = args.raise_evidence and not args.online
+    sources = ("github",) if args.online else ("git",) if from_clone else SOURCES
     resolver = _resolver(args, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
-    if args.raise_evidence and not args.online:
-        raise InputError(
-            "--raise-evidence needs --online: only GitHub at the pinned commit is upstream evidence",
-            entry="itm verify",
-            fix="run `itm verify --online --raise-evidence`",
-        )
+    if from_clone:
+        if not resolver.git_dirs:
+            raise InputError(
+                "--raise-evidence needs the files at their pinned commits: GitHub or a clone",
+                entry="itm verify",
+                fix="run `itm verify --online --raise-evidence`, or pass --git REPO=DIR with a"
+                " clone that holds the pinned commit",
+            )
+        skipped = [pin for pin in pins if pin.repo not in resolver.git_dirs]
+        for pin in skipped:
+            print(f"skip {pin.id:<32} no clone of {pin.repo} given")
+        pins = [pin for pin in pins if pin.repo in resolver.git_dirs]
     failures = 0
     raised = lock
     for pin in pins:
@@ -163,16 +173,20 @@ def run_verify(args: argparse.Namespace) -> int:
             f"ok   {pin.id:<32} {excerpt.label:<36} {pin.sha256[:12]}  from {excerpt.resolved_from}"
             f"  [{pin.evidence_level}]"
         )
-        # Read from GitHub at the pinned commit just now (not from a cache): the strongest level.
-        github = excerpt.resolved_from == "github"
-        if args.raise_evidence and github and pin.evidence_level != "upstream":
+        # Read at the pinned commit just now (not from a cache): the strongest level.
+        from_git = excerpt.resolved_from.startswith("git:")
+        fresh = excerpt.resolved_from == "github" or from_git
+        if args.raise_evidence and fresh and pin.evidence_level != "upstream":
             commit = lock.repos[pin.repo].commit
+            where = "a clone of" if from_git else "GitHub's copy of"
             raised = raised.with_pin(
                 replace(
                     pin,
                     evidence_level="upstream",
-                    evidence=f"read from {pin.repo} on GitHub at commit {commit} "
-                    "(itm verify --online --raise-evidence)",
+                    evidence=f"Read from {where} {pin.repo} at commit {commit}, whose id"
+                    " names these bytes as the permalink's does"
+                    f" (itm verify --{'git' if from_clone else 'online'} --raise-evidence)."
+                    f" Before: {pin.evidence}",
                 )
             )
             print(f"     {pin.id}: evidence {pin.evidence_level} -> upstream")
