@@ -63,3 +63,25 @@ def test_web_assets_report_a_slow_registry_as_an_input_error(tmp_path, monkeypat
         with pytest.raises(InputError) as caught:
             fetch_verified(pin, tmp_path, offline=False)
     assert "not finished after" in caught.value.problem and caught.value.entry == "katex"
+
+
+def test_an_index_cannot_raise_the_cap_by_listing_a_huge_size(tmp_path) -> None:
+    """PEP 700's size comes from the index, not the lock: it may lower the cap, never lift it."""
+    import json
+
+    from generator.sources.lock import Mirror
+    from generator.sources.pypi import MirrorError, archive_bytes
+    from generator.store import Store
+
+    mirror = Mirror(
+        repo="a/b", path="m.py", package="toy", version="1", filename="toy-1.tar.gz",
+        sha256="0" * 64, member="toy-1/m.py",
+    )  # fmt: skip
+    with serve() as server:
+        listing = {"files": [{"filename": mirror.filename, "url": "/files/toy-1.tar.gz",
+                              "hashes": {}, "size": 10 << 30}]}  # fmt: skip
+        server.routes["/simple/toy/"] = [Reply(json.dumps(listing).encode())]
+        server.routes["/files/toy-1.tar.gz"] = [Reply(endless=64 << 20)]
+        with pytest.raises(MirrorError, match="over the 1,048,576-byte cap; not downloaded"):
+            archive_bytes(mirror, Http(FAST), Store(tmp_path), f"{server.url}/simple")
+        assert server.count("/files/toy-1.tar.gz") == 0

@@ -53,7 +53,14 @@ def archive_bytes(mirror: Mirror, http: Http | None, cache: Store, base: str) ->
             f"the index lists sha256 {listed[:12]}… for {mirror.filename}, the lock pins"
             f" {mirror.sha256[:12]}…"
         )
-    listed_size = entry.get("size")  # PEP 700: the cap, when the index states it
+    # PEP 700: the index's size lowers the cap, never raises it (the index is not the pin)
+    listed_size = entry.get("size")
+    limit = http.settings.max_bytes
+    if isinstance(listed_size, int) and listed_size > limit:
+        raise MirrorError(
+            f"the index lists {listed_size:,} bytes for {mirror.filename}, over the"
+            f" {limit:,}-byte cap; not downloaded"
+        )
     size = listed_size if isinstance(listed_size, int) and listed_size >= 0 else None
     data = http.get(urljoin(index_url, entry["url"]), size=size)
     got = sha256_hex(data)
