@@ -21,11 +21,13 @@ write both an entry and its header on purpose can also edit the generator itself
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -61,6 +63,19 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes; anything else (a FIFO would block the build forever, a device
+    would never end) is an OSError, like a directory in its place."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def _is_hex64(value: str) -> bool:
@@ -156,7 +171,7 @@ class Store:
 
     def _read(self, path: Path) -> bytes | None:
         try:
-            return path.read_bytes()
+            return _read_regular(path)
         except FileNotFoundError:
             return None
         except NotADirectoryError:  # a file where a folder of the layout should be

@@ -3,6 +3,7 @@ a clear error (exit 2, "error: … fix: …") or a warned recovery, never a trac
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -101,7 +102,9 @@ def test_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
         Store(file)
 
 
-@pytest.mark.parametrize("damage", ["directory", "unreadable", "file-for-folder", "garbage"])
+@pytest.mark.parametrize(
+    "damage", ["directory", "unreadable", "file-for-folder", "garbage", "fifo"]
+)
 def test_damaged_cache_entries_are_discarded_and_rebuilt(tmp_path: Path, damage: str, caplog):
     store = Store(tmp_path)
     store.put_entry("figure", "ab" * 32, b"payload")
@@ -115,6 +118,9 @@ def test_damaged_cache_entries_are_discarded_and_rebuilt(tmp_path: Path, damage:
             path.unlink()
             path.symlink_to(path.parent / "loop")
             (path.parent / "loop").symlink_to(path)
+    elif damage == "fifo":  # opening a FIFO for reading waits for a writer: forever
+        path.unlink()
+        os.mkfifo(path)
     elif damage == "file-for-folder":
         path.unlink()
         path.parent.rmdir()
