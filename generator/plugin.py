@@ -259,8 +259,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         publication, self.publication = self.publication, None
         if publication is None:
             return
-        interrupted = sys.exc_info()[0] is not None
-        if self.built and not self.failed and not interrupted:
+        raised = sys.exc_info()[0]  # on_shutdown runs in `finally`: what ended the build
+        interrupted = raised is not None and not issubclass(raised, Exception)  # Ctrl-C, exit
+        if self.built and not self.failed and raised is None:
             publication.commit()
         else:
             publication.abandon("build interrupted" if interrupted else "build failed")
