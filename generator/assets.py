@@ -70,6 +70,13 @@ def load_asset_pins(root: Path) -> dict[str, PackagePin]:
         if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
             raise fail(f"files must be a list of glob strings, got {files!r}")
         pins[name] = PackagePin(name=name, **texts, files=tuple(files))
+    if "katex" not in pins:  # the build typesets every page's math with it
+        raise InputError(
+            "it has no [katex] table",
+            file=ASSETS_FILE,
+            entry="katex",
+            fix="restore the [katex] table from git (version, url, sha256, license, files)",
+        )
     return pins
 
 

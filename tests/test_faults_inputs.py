@@ -68,6 +68,7 @@ def test_an_empty_lock_does_not_offer_an_empty_list(tmp_path: Path) -> None:
         "[katex\n",
         'katex = "x"\n',
         '[katex]\nversion="1"\nurl="u"\nsha256="ab"\nlicense="M"\nfiles="x"',
+        "",  # no [katex] table at all (was a KeyError traceback in the build)
     ],
 )
 def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> None:
