@@ -184,6 +184,17 @@ def test_upstream_excerpts_sit_next_to_ours_as_seed_003_prints_them(built_site: 
         assert fences.get(first) == lines, label
 
 
+def test_no_step_writes_tokens_as_n(built_site: Path) -> None:
+    """N is Kaplan et al.'s parameter count on the Notation page: a grid of tokens is T × T."""
+    tex = [
+        annotation.get_text()
+        for section in sections(soup_of(built_site))
+        for annotation in section.select('.itm-wt__text annotation[encoding="application/x-tex"]')
+    ]
+    assert tex and not [t for t in tex if re.search(r"(?<![\\\w])N(?!\w)", t)], tex
+    assert "T \\times T" in tex
+
+
 def test_without_javascript_the_controls_are_hidden_and_the_toy_is_described(
     built_site: Path,
 ) -> None:

@@ -69,7 +69,7 @@ STEPS: tuple[Step, ...] = (
             "Multiply $Q$ by $K^\\top$, one head at a time. Row $i$, column $j$ is the dot "
             "product of token $i$'s query with token $j$'s key: how much $i$ should attend to "
             "$j$. Each head works in its own slice of $d_\\text{model} / \\text{heads}$ numbers "
-            "([[dh]] here, [[DH]] in [[gpt2]]). The grid is $N \\times N$: [[cells]] cells here, "
+            "([[dh]] here, [[DH]] in [[gpt2]]). The grid is $T \\times T$: [[cells]] cells here, "
             "[[gpt2_cells_words]] per head at [[N]] tokens ([[gpt2_cells]]). Doubling the context "
             "quadruples this step."
         ),
