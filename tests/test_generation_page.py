@@ -152,3 +152,16 @@ def test_sample_py_excerpts_are_the_lines_at_the_pinned_commit():
     assert lines[top_p[1] - 1].startswith("def top_p_logits(") and not lines[top_p[2]].strip()
     assert lines[signature[1] - 1].startswith("def sample_sequence(")
     assert "top_p_logits(" in lines[top_p_call[1] - 1]
+
+
+def test_toy_blocks_and_heads_are_numbered_from_zero_as_on_the_walkthrough(built_site: Path):
+    """The walkthrough and the forward pass call the toy's first head "head 0": so does this page."""
+    soup = BeautifulSoup((built_site / PAGE).read_text(encoding="utf-8"), "html.parser")
+    captions = [c.get_text() for c in soup.select(".itm-gen-step caption")]
+    assert captions and all(f"block {BLOCK}, head 0 ·" in c for c in captions if "·" in c)
+    assert all("head 0:" in c for c in captions if "query" in c)
+    walkthrough = BeautifulSoup(
+        (built_site / "walkthrough/attention/index.html").read_text(encoding="utf-8"), "html.parser"
+    )
+    assert f"block {BLOCK} · head 0" in walkthrough.select_one(".itm-wt-sub").get_text()
+    assert "head 1" not in soup.select_one("article").get_text()

@@ -18,6 +18,8 @@ from generator.render.numbers import fmt_int, tex_int
 from generator.walkthrough.grids import cell_colour, fmt_value, token_chip
 from generator.walkthrough.toy import BLOCK, TOKEN_COLOURS
 
+HEAD = 0  # the head shown (numbered from 0, as on the walkthrough and the forward pass)
+
 PAGE = "generation.md"
 TITLE = "Generation"
 CODE = (
@@ -174,7 +176,7 @@ def _kv_grid(name: str, matrix: np.ndarray, step: data.ToyStep, tokens: tuple[st
         )
     return (
         f'<table class="itm-wt-grid itm-gen-kv" data-matrix="{name}">'
-        f"<caption>{name} · block {BLOCK + 1}, head 1 · "
+        f"<caption>{name} · block {BLOCK}, head {HEAD} · "
         f"[{matrix.shape[0]} × {matrix.shape[1]}]</caption>"
         f'<thead><tr><td class="itm-wt-grid__corner"></td>{cols}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
@@ -182,11 +184,13 @@ def _kv_grid(name: str, matrix: np.ndarray, step: data.ToyStep, tokens: tuple[st
 
 
 def _row_panel(step: data.ToyStep, tokens: tuple[str, ...]) -> str:
-    """The last new row of head 1 against every key: where each key came from, its scaled score,
+    """The last new row of the head shown against every key: where each key came from, its scaled score,
     and its attention weight (the walkthrough's row panel, for one decoding step)."""
     last = step.new[-1]
     cells = []
-    for j, (score, weight) in enumerate(zip(step.scores[0, -1], step.weights[0, -1], strict=True)):
+    for j, (score, weight) in enumerate(
+        zip(step.scores[HEAD, -1], step.weights[HEAD, -1], strict=True)
+    ):
         source = "cached" if j in step.cached else "new"
         masked = not np.isfinite(score)
         cells.append(
@@ -196,7 +200,7 @@ def _row_panel(step: data.ToyStep, tokens: tuple[str, ...]) -> str:
         )
     return (
         f'<table class="itm-wt-grid itm-gen-row" data-row="{last}"><caption>Row '
-        f"<strong>{html.escape(tokens[last])}</strong>, head 1: its query against each key"
+        f"<strong>{html.escape(tokens[last])}</strong>, head {HEAD}: its query against each key"
         '</caption><thead><tr><th scope="col">key</th><th scope="col">from</th>'
         '<th scope="col">q·k / √d_head</th><th scope="col">weight</th></tr></thead>'
         f"<tbody>{''.join(cells)}</tbody></table>"
@@ -218,8 +222,8 @@ def toy_block() -> str:
         parts.append(
             f'<section class="itm-gen-step" data-step="{n}"><p><strong>Step {n}</strong>: '
             f'{kind}</p><div class="itm-gen-grids" role="region" tabindex="0" '
-            f'aria-label="Step {n}: keys, values and one row">{_kv_grid("K", step.k[0], step, tokens)}'
-            f"{_kv_grid('V', step.v[0], step, tokens)}{_row_panel(step, tokens)}</div>"
+            f'aria-label="Step {n}: keys, values and one row">{_kv_grid("K", step.k[HEAD], step, tokens)}'
+            f"{_kv_grid('V', step.v[HEAD], step, tokens)}{_row_panel(step, tokens)}</div>"
             "</section>"
         )
     return "\n".join(parts) + "\n"
