@@ -152,6 +152,28 @@ def test_dark_scheme_follows_the_system_and_every_page_passes_axe(browser, site_
     assert problems == []
 
 
+def test_on_a_phone_every_page_passes_axe_and_wide_tables_scroll_from_the_keyboard(
+    browser, site_url: str
+) -> None:
+    """At 375 px tables scroll sideways: each scroller can be focused (axe's
+    scrollable-region-focusable), in either scheme."""
+    from tests.axe_helpers import run_axe, serious
+    from tests.test_site_pages import nav_pages
+
+    problems = []
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme=scheme)
+        for docs_path in nav_pages():
+            stem = docs_path.removesuffix(".md")
+            page = context.new_page()
+            page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+            found = serious(run_axe(page, include="article"))
+            problems += [f"{scheme} {docs_path}: {line}" for line in found]
+            page.close()
+        context.close()
+    assert problems == []
+
+
 def test_every_custom_colour_comes_from_a_css_variable() -> None:
     """Colours are written once, as variables with a light and a dark value (site.css)."""
     import re

@@ -4,14 +4,17 @@
 (function () {
   "use strict";
 
-  /* A formula wider than its column scrolls sideways: let keyboard users scroll it too. */
+  /* A formula or a table wider than its column scrolls sideways: let keyboard users scroll it
+     too. Tables scroll in the wrapper Material puts around them. */
   function markScrolling(root) {
-    root.querySelectorAll("div.arithmatex").forEach(function (el) {
-      if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex")) {
-        el.tabIndex = 0;
-        el.setAttribute("role", "region");
-        el.setAttribute("aria-label", "formula (scrolls sideways)");
-      }
+    [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"]].forEach(function (kind) {
+      root.querySelectorAll(kind[0]).forEach(function (el) {
+        if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex")) {
+          el.tabIndex = 0;
+          el.setAttribute("role", "region");
+          el.setAttribute("aria-label", kind[1] + " (scrolls sideways)");
+        }
+      });
     });
   }
 
