@@ -68,4 +68,4 @@ bench: $(BIN)/.test-deps
 	$(BIN)/python bench/bench_build.py
 
 clean:
-	rm -rf site .site.staging .site.old .cache
+	rm -rf site .site.staging .site.old .cache .cache.key

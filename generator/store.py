@@ -6,8 +6,13 @@ Two kinds of entry live under one cache directory:
   tarballs. A read re-hashes the bytes; the name is the proof.
 - keyed entries (CACHE/<kind>/ab/<key>), where the key is a sha256 of everything the content
   depends on (inputs, or a pinned location). Each file starts with one header line naming its
-  kind, its key and the sha256 and size of the payload; a read checks all four, so a truncated,
-  edited, swapped or foreign entry is never returned.
+  kind, its key, the sha256 and size of the payload and an HMAC-SHA256 of those four under a
+  random key kept beside the cache folder (CACHE.key, never inside it); a read checks all five,
+  so a truncated, edited, swapped, forged or foreign entry is never returned. The signature is
+  what makes a derived entry (a figure, typeset math, a checkpoint's hash) trustworthy: whoever
+  can write the cache, or restores one made elsewhere (a CI cache, a copied folder), cannot sign
+  for it. Entries whose caller checks the payload against a hash recorded outside the cache
+  (excerpts, against the lock's sha256) are stored unsigned, so a copied cache still serves them.
 
 Whatever is wrong with an entry (bad hash, garbage, a directory in its place, unreadable), it is
 discarded with a one-line warning on the "itm.cache" logger and the caller rebuilds it: a cache
@@ -15,14 +20,15 @@ problem never stops a build. A cache that cannot be written (read-only) is warne
 the build goes on without caching. Writes go to a temp file in the same folder, are fsynced and
 renamed into place, so no reader ever sees a partial file.
 
-The cache defends against corruption, interrupted writes, stale and mixed-up entries; whoever can
-write both an entry and its header on purpose can also edit the generator itself.
+The cache defends against corruption, interrupted writes, stale, mixed-up and forged entries;
+what it trusts is the checkout and CACHE.key beside the cache, not the cache folder's contents.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -34,7 +40,8 @@ from pathlib import Path
 from generator.errors import InputError
 
 LOG = logging.getLogger("itm.cache")  # outside "mkdocs.*": a cache warning must not fail --strict
-HEADER = b"itm-store/1 "
+HEADER = b"itm-store/2 "  # /2: headers carry the entry's signature ("mac")
+KEY_BYTES = 32
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -78,6 +85,21 @@ def _read_regular(path: Path) -> bytes:
         os.close(fd)
 
 
+def _create_exclusive(path: Path, data: bytes) -> None:
+    """Write `data` to a new file at `path`, mode 0600, all or nothing: FileExistsError when a
+    file is already there (written in full by whoever made it; the link is atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:  # mkstemp's files are 0600
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def _is_hex64(value: str) -> bool:
     return len(value) == 64 and set(value) <= _HEX
 
@@ -94,6 +116,8 @@ class Store:
                 fix="point ITM_CACHE_DIR at a directory (or remove the file); the build fills it",
             )
         self._unwritable = False
+        self._key: bytes | None = None
+        self._foreign_kinds: set[str] = set()
 
     # -- blobs: named by their own sha256 ----------------------------------------------------------
     def path_for(self, sha256: str) -> Path:
@@ -122,8 +146,10 @@ class Store:
             raise ValueError(f"cache keys are 64 hex digits and kinds identifiers: {kind}/{key}")
         return self.root / kind / key[:2] / key
 
-    def get_entry(self, kind: str, key: str) -> bytes | None:
-        """The payload stored under (kind, key) if its header vouches for exactly it, else None."""
+    def get_entry(self, kind: str, key: str, *, signed: bool = True) -> bytes | None:
+        """The payload stored under (kind, key) if its header vouches for exactly it (and, when
+        `signed`, carries this cache's signature), else None. Pass signed=False only where the
+        caller checks the payload against a hash recorded outside the cache."""
         path = self.entry_path(kind, key)
         data = self._read(path)
         if data is None:
@@ -133,16 +159,80 @@ class Store:
             fields = json.loads(head.removeprefix(HEADER)) if head.startswith(HEADER) else None
         except ValueError:
             fields = None
-        expected = {"kind": kind, "key": key, "size": len(payload), "sha256": sha256_hex(payload)}
-        if not newline or fields != expected:
+        expected = self._header(kind, key, payload, signed=signed)
+        if not newline or not isinstance(fields, dict) or fields.keys() != expected.keys():
             self.discard(path, "its header does not vouch for its content")
+            return None
+        mac = fields.pop("mac", "")
+        if fields != {k: v for k, v in expected.items() if k != "mac"}:
+            self.discard(path, "its header does not vouch for its content")
+            return None
+        if signed and not (isinstance(mac, str) and hmac.compare_digest(mac, str(expected["mac"]))):
+            # A whole restored cache is foreign at once: one warning per kind, not per entry.
+            loud = kind not in self._foreign_kinds
+            self._foreign_kinds.add(kind)
+            why = f"not signed with {self.key_path.name}: forged, or made by another checkout"
+            self.discard(path, why if loud else "", quiet=not loud)
             return None
         return payload
 
-    def put_entry(self, kind: str, key: str, payload: bytes) -> None:
-        header = {"kind": kind, "key": key, "size": len(payload), "sha256": sha256_hex(payload)}
+    def put_entry(self, kind: str, key: str, payload: bytes, *, signed: bool = True) -> None:
+        header = self._header(kind, key, payload, signed=signed)
         line = HEADER + json.dumps(header, sort_keys=True).encode() + b"\n"
         self._write(self.entry_path(kind, key), line + payload)
+
+    def _header(self, kind: str, key: str, payload: bytes, *, signed: bool) -> dict[str, object]:
+        fields: dict[str, object] = {
+            "kind": kind,
+            "key": key,
+            "size": len(payload),
+            "sha256": sha256_hex(payload),
+        }
+        if signed:
+            message = json.dumps(fields, sort_keys=True).encode()
+            fields["mac"] = hmac.new(self._signing_key(), message, hashlib.sha256).hexdigest()
+        return fields
+
+    # -- the signing key: beside the cache folder, never inside it --------------------------------
+    @property
+    def key_path(self) -> Path:
+        return self.root.with_name(self.root.name + ".key")
+
+    def _signing_key(self) -> bytes:
+        """CACHE.key's 32 random bytes, made on first use (created atomically, mode 0600). When it
+        cannot be read or written, a key for this process alone: entries still verify within
+        the build, and none made now will be trusted by the next one."""
+        if self._key is None:
+            self._key = self._load_or_make_key()
+        return self._key
+
+    def _load_or_make_key(self) -> bytes:
+        path = self.key_path
+        for _ in range(2):
+            try:
+                key = _read_regular(path)
+            except FileNotFoundError:
+                key = b""
+            except OSError as error:
+                LOG.warning("Inside the Model: cannot read %s (%s)", path, error.strerror or error)
+                return os.urandom(KEY_BYTES)
+            if len(key) == KEY_BYTES:
+                return key
+            if key:
+                LOG.warning("Inside the Model: %s is not a cache key; making a new one", path)
+                path.unlink(missing_ok=True)
+            try:
+                _create_exclusive(path, os.urandom(KEY_BYTES))
+            except FileExistsError:
+                continue  # another build made it first: read theirs
+            except OSError as error:
+                LOG.warning(
+                    "Inside the Model: cannot write %s (%s); cached entries will be rebuilt",
+                    path,
+                    error.strerror or error,
+                )
+                return os.urandom(KEY_BYTES)
+        return os.urandom(KEY_BYTES)
 
     def get_json(self, kind: str, key: str) -> object | None:
         payload = self.get_entry(kind, key)
@@ -158,9 +248,13 @@ class Store:
         self.put_entry(kind, key, json.dumps(value, sort_keys=True).encode())
 
     # -- damage control ------------------------------------------------------------------------------
-    def discard(self, path: Path, why: str) -> None:
-        """Remove a damaged entry (a file or whatever sits in its place) with a one-line warning."""
-        LOG.warning("Inside the Model: cache entry %s discarded (%s); rebuilding it", path, why)
+    def discard(self, path: Path, why: str, *, quiet: bool = False) -> None:
+        """Remove a damaged entry (a file or whatever sits in its place) with a one-line warning
+        (`quiet`: at debug level, for the rest of a batch already warned about)."""
+        if quiet:
+            LOG.debug("Inside the Model: cache entry %s discarded", path)
+        else:
+            LOG.warning("Inside the Model: cache entry %s discarded (%s); rebuilding it", path, why)
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)

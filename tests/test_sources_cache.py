@@ -136,3 +136,53 @@ def test_two_processes_write_the_same_entry_at_once(tmp_path: Path) -> None:
     assert corrupt_seen.empty()  # the reader never saw a partial entry
     assert Store(tmp_path).get(digest) == data
     assert files_under(tmp_path) == [Store(tmp_path).path_for(digest)]
+
+
+def test_a_forged_entry_is_refused_though_its_header_matches_its_bytes(tmp_path, caplog) -> None:
+    """Recomputing a keyed entry's header (size, sha256) is easy; its signature needs the key
+    beside the cache folder, so a forged figure or hash memo is discarded, never returned."""
+    import json
+
+    from generator.store import HEADER, key_of
+
+    store, key = Store(tmp_path / "cache"), key_of("figure", 1)
+    store.put_entry("figure", key, b"<svg>honest</svg>")
+    assert store.get_entry("figure", key) == b"<svg>honest</svg>"
+    assert store.key_path == tmp_path / "cache.key"  # beside the cache, never inside it
+    assert store.key_path.stat().st_mode & 0o077 == 0
+    payload = b"<svg><script>alert(1)</script></svg>"
+    entry = store.entry_path("figure", key)
+    old = json.loads(entry.read_bytes().split(b"\n", 1)[0].removeprefix(HEADER))
+    for mac in (None, old["mac"], "0" * 64):
+        fields = {"kind": "figure", "key": key, "size": len(payload), "sha256": sha256(payload)}
+        if mac is not None:
+            fields["mac"] = mac
+        entry.write_bytes(HEADER + json.dumps(fields, sort_keys=True).encode() + b"\n" + payload)
+        assert Store(tmp_path / "cache").get_entry("figure", key) is None, mac
+        assert not entry.exists()
+    assert any("discarded" in r.getMessage() for r in caplog.records)
+
+
+def test_a_cache_restored_without_its_key_serves_only_what_the_lock_can_check(
+    tmp_path: Path, caplog
+) -> None:
+    """A cache folder copied elsewhere (a CI cache, a tarball) arrives without CACHE.key: its
+    derived entries are rebuilt (one warning per kind), its excerpts, checked against the lock's
+    sha256 on every read, are still served."""
+    import shutil
+
+    from generator.store import key_of
+
+    here = Store(tmp_path / "here" / "cache")
+    for n in range(3):
+        here.put_entry("figure", key_of(n), b"svg %d" % n)
+    here.put_entry("excerpts", key_of("x"), b"lines\n", signed=False)
+    shutil.copytree(here.root, tmp_path / "there" / "cache")
+    there = Store(tmp_path / "there" / "cache")
+    caplog.clear()
+    assert [there.get_entry("figure", key_of(n)) for n in range(3)] == [None] * 3
+    assert there.get_entry("excerpts", key_of("x"), signed=False) == b"lines\n"
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "not signed" in warnings[0].getMessage()
+    there.put_entry("figure", key_of(0), b"svg 0")
+    assert Store(there.root).get_entry("figure", key_of(0)) == b"svg 0"

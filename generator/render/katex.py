@@ -104,7 +104,10 @@ class Typesetter:
         if self.store is not None:
             cached = self.store.get_entry("katex", key)
             if cached is not None:
-                return cached.decode("utf-8")
+                try:
+                    return cached.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.store.discard(self.store.entry_path("katex", key), "it is not UTF-8")
         rendered = iter(self.render(items, page=page))
         result = MATH.sub(
             lambda m: f'<{m[1]} class="arithmatex" data-typeset="1">{next(rendered)}</{m[1]}>',

@@ -114,7 +114,9 @@ class Resolver:
             raise self._unresolved(pin, tried)
         text, ranges, origin = found
         if origin != "cache" and ranges == pin.ranges:
-            self.cache.put_entry("excerpts", location_key(pin, repo), text.encode("utf-8"))
+            # unsigned: every read checks the text against the lock's sha256 (_via_cache)
+            entry = text.encode("utf-8")
+            self.cache.put_entry("excerpts", location_key(pin, repo), entry, signed=False)
         return Excerpt(
             id=pin.id,
             repo=repo,
@@ -134,7 +136,7 @@ class Resolver:
         if not pin.ranges:
             tried.append("cache: the lock records no lines for this symbol yet")
             return None
-        data = self.cache.get_entry("excerpts", location_key(pin, repo))
+        data = self.cache.get_entry("excerpts", location_key(pin, repo), signed=False)
         if data is None:
             tried.append("cache: not cached for these lines at this commit")
             return None
