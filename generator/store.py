@@ -155,6 +155,9 @@ class Store:
         if data is None:
             return None
         head, newline, payload = data.partition(b"\n")
+        if head.startswith(b"itm-store/") and not head.startswith(HEADER):
+            self._discard_batch(path, kind, "written by an older version of the generator")
+            return None
         try:
             fields = json.loads(head.removeprefix(HEADER)) if head.startswith(HEADER) else None
         except ValueError:
@@ -168,13 +171,16 @@ class Store:
             self.discard(path, "its header does not vouch for its content")
             return None
         if signed and not (isinstance(mac, str) and hmac.compare_digest(mac, str(expected["mac"]))):
-            # A whole restored cache is foreign at once: one warning per kind, not per entry.
-            loud = kind not in self._foreign_kinds
-            self._foreign_kinds.add(kind)
             why = f"not signed with {self.key_path.name}: forged, or made by another checkout"
-            self.discard(path, why if loud else "", quiet=not loud)
+            self._discard_batch(path, kind, why)
             return None
         return payload
+
+    def _discard_batch(self, path: Path, kind: str, why: str) -> None:
+        """A whole restored or outdated cache is foreign at once: one warning per kind."""
+        loud = kind not in self._foreign_kinds
+        self._foreign_kinds.add(kind)
+        self.discard(path, why, quiet=not loud)
 
     def put_entry(self, kind: str, key: str, payload: bytes, *, signed: bool = True) -> None:
         header = self._header(kind, key, payload, signed=signed)
