@@ -13,6 +13,8 @@
   into place; a build killed between the two renames is repaired by the next begin(), which puts
   .site.old back before anything else.
 - Leftovers of killed builds (staging folders, .site.old) are removed under the lock.
+- A site path that is a symlink (a deploy folder kept elsewhere) is published into its target,
+  which is what gets updated; a site path that names a file (or a symlink to one) is refused.
 """
 
 from __future__ import annotations
@@ -28,13 +30,41 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generator.errors import InputError
+from generator.log import log
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
 def _say(message: str) -> None:
-    print(f"Inside the Model: {message}", file=sys.stderr)
+    log.info("Inside the Model: %s", message)
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder (or a symlink or file left at its path); say so when that fails."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.exists():
+            shutil.rmtree(path)
+    except OSError as error:
+        log.warning("Inside the Model: cannot remove %s (%s); delete it by hand", path, error)
+
+
+def site_folder(final: Path) -> Path:
+    """The folder a build replaces: `final` itself, or a symlink's target (a deploy folder kept
+    elsewhere is updated, not shadowed by a real folder in the symlink's place). A path that
+    exists but is not a folder is refused: replacing a file the user named would lose it."""
+    named = Path(final).absolute()
+    final = named.resolve() if named.is_symlink() else named  # a dangling link: made on build
+    if final.exists() and not final.is_dir():
+        via = f" (a symlink to {final})" if final != named else ""
+        raise InputError(
+            f"the site folder{via} exists but is not a folder; a build would replace it",
+            file=str(named),
+            fix="move that file away, or set site_dir in mkdocs.yml to a folder (or a new path)",
+        )
+    return final
 
 
 def exchange(a: Path, b: Path) -> bool:
@@ -64,7 +94,8 @@ def repair(final: Path, say: Callable[[str], None] = _say) -> None:
         old.rename(final)  # killed between the two renames: the previous site comes back
         say(f"restored {final} from {old.name} (a previous build was interrupted mid-swap)")
     for stale in [old, *final.parent.glob(f".{final.name}.staging-*")]:
-        shutil.rmtree(stale, ignore_errors=True)
+        if stale.exists() or stale.is_symlink():
+            _remove(stale)
 
 
 class Publication:
@@ -81,7 +112,7 @@ class Publication:
         cls, final: Path, *, wait: float = 900.0, say: Callable[[str], None] = _say
     ) -> Publication:
         """Take the checkout's build lock (waiting up to `wait` s), repair, make a staging dir."""
-        final = Path(final).absolute()
+        final = site_folder(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         lock_path = final.with_name(f".{final.name}.lock")
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -103,21 +134,21 @@ class Publication:
         """Put the complete staging folder in place of the site; the previous one is removed."""
         try:
             if self.final.exists() and exchange(self.staging, self.final):
-                shutil.rmtree(self.staging, ignore_errors=True)  # now holds the previous site
+                _remove(self.staging)  # now holds the previous site
             else:
                 old = self.final.with_name(f".{self.final.name}.old")
-                shutil.rmtree(old, ignore_errors=True)
+                _remove(old)
                 if self.final.exists():
                     self.final.rename(old)
                 self.staging.rename(self.final)  # a kill just before this: repair() restores old
-                shutil.rmtree(old, ignore_errors=True)
+                _remove(old)
         finally:
             self._release()
 
     def abandon(self, why: str = "build failed") -> None:
         """Drop the staging folder; the previous site stays exactly as it was."""
         try:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            _remove(self.staging)
             self._say(f"{why}; {self.final} was left as it was.")
         finally:
             self._release()

@@ -127,3 +127,65 @@ def test_a_second_build_that_cannot_wait_stops_with_a_clear_error(tmp_path: Path
         first.abandon()
     assert f"another build of this checkout (pid {os.getpid()})" in message
     assert "fix:" in message
+
+
+def test_a_symlinked_site_is_published_into_its_target(tmp_path: Path) -> None:
+    """A deploy folder kept elsewhere and linked as site/: the target is what gets updated.
+    Before, the link was swapped away (left as .site.staging-*) and a real folder took its place."""
+    target = tmp_path / "deploy" / "www"
+    make_site(target, "old")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "site").symlink_to(target)
+    publication = Publication.begin(checkout / "site", say=lambda m: None)
+    assert publication.staging.parent == target.parent
+    os.rmdir(publication.staging)
+    make_site(publication.staging, "new")
+    publication.commit()
+    assert (checkout / "site").is_symlink() and (checkout / "site").resolve() == target
+    assert is_complete(target, "new")
+    assert sorted(p.name for p in checkout.iterdir()) == ["site"]
+    assert sorted(p.name for p in target.parent.iterdir()) == [".www.lock", "www"]
+
+
+def test_a_dangling_site_symlink_gets_its_target_built(tmp_path: Path) -> None:
+    (tmp_path / "site").symlink_to(tmp_path / "out" / "www")
+    publication = Publication.begin(tmp_path / "site", say=lambda m: None)
+    make_site(publication.staging / "x", "new", files=0)
+    publication.commit()
+    assert (tmp_path / "site").is_symlink() and (tmp_path / "out" / "www" / "x").is_dir()
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_site_path_that_is_a_file_is_refused_and_kept(tmp_path: Path, linked: bool) -> None:
+    afile = tmp_path / "notes.txt"
+    afile.write_text("keep me")
+    site = tmp_path / "site"
+    if linked:
+        site.symlink_to(afile)
+    else:
+        site = afile
+    with pytest.raises(InputError) as raised:
+        Publication.begin(site, say=lambda m: None)
+    message = str(raised.value)
+    assert str(site) in message and "not a folder" in message and "fix:" in message
+    assert afile.read_text() == "keep me"
+    assert not list(tmp_path.glob(".*staging-*")) and not list(tmp_path.glob(".*.lock"))
+
+
+def test_a_symlink_left_as_a_staging_folder_is_removed(tmp_path: Path) -> None:
+    """An older build left the swapped-away symlink as .site.staging-*; rmtree refuses symlinks
+    (silently, with ignore_errors), so it stayed forever."""
+    make_site(tmp_path / "elsewhere", "kept")
+    (tmp_path / ".site.staging-old").symlink_to(tmp_path / "elsewhere")
+    Publication.begin(tmp_path / "site", say=lambda m: None).abandon()
+    assert not list(tmp_path.glob(".site.staging-*"))
+    assert is_complete(tmp_path / "elsewhere", "kept")  # the link goes, never what it points to
+
+
+def test_messages_go_to_the_named_logger(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    make_site(tmp_path / ".site.old", "old")
+    with caplog.at_level("INFO", logger="mkdocs.plugins.itm"):
+        Publication.begin(tmp_path / "site").abandon()
+    said = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.itm"]
+    assert any("restored" in m for m in said) and any("left as it was" in m for m in said)
