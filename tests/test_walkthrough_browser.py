@@ -258,3 +258,59 @@ def test_axe_finds_no_serious_or_critical_violations(browser, site_url: str) -> 
     problems += serious(run_axe(page, include="#step-7"))  # one step: they share one template
     context.close()
     assert problems == []
+
+
+def shown_figures(page) -> list[str]:
+    """The one-line GPT-2 figure of every step, of the size shown (the stepper hides all steps
+    but the current one)."""
+    return page.eval_on_selector_all(
+        ".itm-wt__fig",
+        "els => els.filter(e => getComputedStyle(e).display !== 'none')"
+        ".map(e => e.textContent.trim().replace(/\\s+/g, ' '))",
+    )
+
+
+def test_gpt2_sizes_follow_the_readers_size_tab_and_set_it(browser, site_url: str) -> None:
+    """Chosen in a component page's size tabs (Material's linked tabs), GPT-2 XL is the size the
+    walkthrough shows on arrival, in every step, with the accounting's figures for XL; chosen
+    here, GPT-2 medium is the tab a component page then opens with."""
+    from generator.config import CONFIGS, TOY, TOY_TOKENS
+    from generator.walkthrough.gpt2_scale import step_figures
+    from generator.walkthrough.steps import STEPS
+
+    def want(name: str) -> list[str]:
+        figures = step_figures(TOY, TOY_TOKENS, CONFIGS[name])
+        return [f"{CONFIGS[name].label} {figures[step.key].line}" for step in STEPS]
+
+    context = browser.new_context()
+    page, record = recorded(context, site_url + "components/attention/", wait=None)
+    page.locator(".tabbed-labels > label", has_text="GPT-2 XL").first.click()
+    page.goto(site_url + PATH, wait_until="networkidle")
+    page.wait_for_selector(READY, state="attached")
+    assert page.locator("[data-wt-model-select]").input_value() == "gpt2-xl"
+    assert shown_figures(page) == want("gpt2-xl")
+    page.check('input[name="itm-wt-scale"][value="big"]')
+    big = page.locator(".itm-wt__step.is-current .itm-wt__big").inner_text()
+    assert "At GPT-2 XL scale" in big and "small" not in big, big
+    assert page.locator(".itm-wt-dims dd").nth(1).inner_text().strip() == "GPT-2 XL 1,600"
+    page.select_option("[data-wt-model-select]", "gpt2-medium")
+    assert shown_figures(page) == want("gpt2-medium")
+    text = page.locator(".itm-wt__step.is-current .itm-wt__text").inner_text()
+    assert "GPT-2 medium" in text and "GPT-2 small" not in text, text
+    page.goto(site_url + "components/attention/", wait_until="networkidle")
+    checked = page.eval_on_selector_all(
+        ".tabbed-set > input:checked",
+        "els => els.map(i => document.querySelector(`label[for='${i.id}']`).innerText.trim())",
+    )
+    assert "GPT-2 medium" in checked, checked
+    assert record["errors"] == []
+    context.close()
+
+
+def test_with_javascript_off_the_gpt2_figures_are_gpt2_smalls(browser, site_url: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page, _ = recorded(context, site_url + PATH, wait=None, scripts=False)
+    tags = [line.split(" [")[0].split(" 12 ")[0] for line in shown_figures(page)]
+    assert tags and all(t.startswith("GPT-2 small") for t in tags), tags
+    assert "GPT-2 XL" not in page.locator(".itm-wt").inner_text()
+    context.close()

@@ -2,8 +2,10 @@
    The page is complete without it: every step and its grids are rendered at build time.
    This script turns the steps into a stepper (list, buttons, arrow keys, #step-N in the URL),
    redraws the grids for the selected head from the build's JSON, breaks the selected row down
-   in a side panel, switches toy values for GPT-2 sizes, and lights the engine's code lines of
-   the current step. Keep fmt(), cellColour() and blend() in step with generator/walkthrough/grids.py.
+   in a side panel, switches toy values for GPT-2 sizes, shows the GPT-2 size the reader chose
+   (the build prints every size's figures; the choice is Material's linked-tab choice, shared
+   with the size tabs of every other page), and lights the engine's code lines of the current
+   step. Keep fmt(), cellColour() and blend() in step with generator/walkthrough/grids.py.
    Subscribed once to Material's document$, so it survives instant navigation; each widget is
    set up once (data-wt-ready). */
 (function () {
@@ -177,6 +179,30 @@
     return title + out;
   }
 
+  /* -- the GPT-2 size: Material's linked content tabs remember the label last chosen -------- */
+  function storedTabs() {
+    try { return (typeof __md_get === "function" && __md_get("__tabs")) || []; }
+    catch (e) { return []; }
+  }
+  function modelFromTabs(select) {
+    var labels = storedTabs(), options = Array.prototype.slice.call(select.options);
+    for (var i = 0; i < labels.length; i++) {
+      var hit = options.filter(function (o) { return o.textContent.trim() === labels[i]; })[0];
+      if (hit) return hit.value;
+    }
+    return select.value;
+  }
+  function storeModel(select) {
+    var label = select.options[select.selectedIndex].textContent.trim();
+    if (typeof __md_set !== "function") return;
+    __md_set("__tabs", [label].concat(storedTabs().filter(function (l) { return l !== label; })));
+  }
+  function showModel(s) {
+    s.root.querySelectorAll("[data-wt-model]").forEach(function (el) {
+      el.hidden = el.dataset.wtModel !== s.model;
+    });
+  }
+
   /* -- state and rendering ---------------------------------------------------------------- */
   function stepFromHash(count) {
     var match = /^#step-(\d+)(?:-title)?$/.exec(location.hash); // the step or its heading
@@ -245,11 +271,14 @@
   }
 
   function start(root, data) {
+    var models = root.querySelector("[data-wt-model-select]");
     var s = {
       root: root, data: data, article: root.closest("article") || document.body,
       step: stepFromHash(data.steps.length) || 1, head: 0, row: data.tokens.length - 1,
-      scale: "toy"
+      scale: "toy", model: modelFromTabs(models)
     };
+    models.value = s.model;
+    showModel(s);
     root._wt = s;
     root.classList.add("is-live");
     root.querySelectorAll("[data-wt-controls], [data-wt-nav]").forEach(function (el) {
@@ -288,6 +317,11 @@
     root.querySelector("[data-wt-head]").addEventListener("change", function (ev) {
       s.head = parseInt(ev.target.value, 10); // heads are numbered from 0, as on the forward pass
       render(s);
+    });
+    models.addEventListener("change", function () {
+      s.model = models.value;
+      showModel(s);
+      storeModel(models); // every other page's size tabs follow, as they follow each other
     });
     root.querySelectorAll('input[name="itm-wt-scale"]').forEach(function (input) {
       input.addEventListener("change", function () { s.scale = input.value; render(s); });

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from generator import blocks
-from generator.config import CONFIGS, ModelConfig
+from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
 from generator.walkthrough import grids
@@ -26,11 +26,30 @@ PAGE = "walkthrough/attention.md"
 TITLE = "Walkthrough: attention"
 CITES = UPSTREAM  # the pinned excerpts its Code panel quotes
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
-BESIDE_TOY = "gpt2"  # GPT-2 small: the model whose sizes stand next to the toy's
+BESIDE_TOY = "gpt2"  # GPT-2 small: shown next to the toy until the reader picks another size
 
 
 def gpt2_config() -> ModelConfig:
     return CONFIGS[BESIDE_TOY]
+
+
+def gpt2_configs() -> tuple[ModelConfig, ...]:
+    """Every GPT-2 size, in the order of the other pages' size tabs (the default first shown)."""
+    return tuple(CONFIGS[name] for name in SIZES)
+
+
+def per_model(values: dict[str, str], tag: str = "span") -> str:
+    """One element per GPT-2 size, each holding that size's (HTML) value; walkthrough.js shows
+    the reader's size. Without JavaScript, and for search, only BESIDE_TOY's is there: the others
+    are hidden and left out of the search index. One value for every size is printed as it is."""
+    if len(set(values.values())) == 1:
+        return next(iter(values.values()))
+    return "".join(
+        f'<{tag} class="itm-wt-m" data-wt-model="{name}"'
+        + ("" if name == BESIDE_TOY else ' hidden data-search-exclude=""')
+        + f">{value}</{tag}>"
+        for name, value in values.items()
+    )
 
 
 def build_data(site) -> dict:
@@ -51,7 +70,11 @@ class WalkthroughMacros:
         self.page = page
         self.toy: Toy = toy_attention()
         self.gpt2 = gpt2_config()
-        self.figures: dict[str, Figure] = step_figures(self.toy.cfg, self.toy.n_tokens, self.gpt2)
+        self.models = gpt2_configs()
+        self.figures: dict[str, dict[str, Figure]] = {
+            cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
+        }
+        self.fields = self._fields()
         self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
 
     def _url(self, docs_path: str) -> str:
@@ -135,16 +158,40 @@ class WalkthroughMacros:
         return code_panel(engine_excerpt(site.root), upstream, titles, sources=sources)
 
     # -- parts -------------------------------------------------------------------------------
+    def _each(self, value: Callable[[ModelConfig], str], tag: str = "span") -> blocks.Markup:
+        """per_model() of value(cfg), escaped, for every GPT-2 size."""
+        values = {cfg.name: html.escape(value(cfg)) for cfg in self.models}
+        return blocks.Markup(per_model(values, tag))
+
+    def _labelled(self, value: Callable[[ModelConfig], str]) -> blocks.Markup:
+        """ "GPT-2 XL 1,600": value(cfg) after the size's label, for every size."""
+        return self._each(lambda cfg: f"{cfg.label} {value(cfg)}")
+
+    def _fields(self) -> dict[str, str]:
+        """The steps' [[placeholders]]; GPT-2's differ by size and are given for each."""
+        each = {cfg.name: text_fields(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models}
+        return {
+            key: per_model({name: html.escape(fields[key]) for name, fields in each.items()})
+            for key in each[BESIDE_TOY]
+        }
+
     def _bar(self) -> str:
-        toy, gpt2 = self.toy.cfg, self.gpt2
+        toy = self.toy.cfg
         sub = blocks.Markup  # the dims' names carry <sub>
-        dims = (
-            ("tokens", fmt_int(self.toy.n_tokens), f"up to {fmt_int(gpt2.n_ctx)}"),
-            (sub("d<sub>model</sub>"), fmt_int(toy.d_model), fmt_int(gpt2.d_model)),
-            (sub("d<sub>head</sub>"), fmt_int(toy.d_head), fmt_int(gpt2.d_head)),
-            ("heads", fmt_int(toy.n_head), fmt_int(gpt2.n_head)),
+        dims: tuple[tuple[str, str, Callable[[ModelConfig], str]], ...] = (
+            ("tokens", fmt_int(self.toy.n_tokens), lambda c: f"up to {fmt_int(c.n_ctx)}"),
+            (sub("d<sub>model</sub>"), fmt_int(toy.d_model), lambda c: fmt_int(c.d_model)),
+            (sub("d<sub>head</sub>"), fmt_int(toy.d_head), lambda c: fmt_int(c.d_head)),
+            ("heads", fmt_int(toy.n_head), lambda c: fmt_int(c.n_head)),
         )
-        return self.page.render_block(Bar(model=gpt2.label, n_head=toy.n_head, dims=dims))
+        return self.page.render_block(
+            Bar(
+                models=tuple((cfg.name, cfg.label) for cfg in self.models),
+                default=BESIDE_TOY,
+                n_head=toy.n_head,
+                dims=tuple((name, ours, self._labelled(theirs)) for name, ours, theirs in dims),
+            )
+        )
 
     def _note(self) -> str:
         toy = self.toy.cfg
@@ -169,23 +216,30 @@ class WalkthroughMacros:
         )
 
     def _step(self, index: int, step, data: dict, lines: list[int]) -> str:
-        figure = self.figures[step.key]
-        fields = text_fields(self.toy.cfg, self.toy.n_tokens, self.gpt2)
         first, last = lines
         return self.page.render_block(
             Step(
                 index=index,
                 key=step.key,
                 title=step.title,
-                text=blocks.Markup(fill(step.text, fields)),  # Markdown with TeX, ours
+                text=blocks.Markup(fill(step.text, self.fields)),  # Markdown with TeX, ours
                 formula=blocks.Markup(step.formula),
-                model=self.gpt2.label,
-                line=figure.line,
+                scales=tuple(
+                    Scale(
+                        name=cfg.name,
+                        model=cfg.label,
+                        hidden=cfg.name != BESIDE_TOY,
+                        line=self.figures[cfg.name][step.key].line,
+                        facts=self.figures[cfg.name][step.key].facts,
+                        picture=blocks.Markup(
+                            grids.scale_picture(self.figures[cfg.name][step.key], cfg.label)
+                        ),
+                    )
+                    for cfg in self.models
+                ),
                 grids=blocks.Markup(
                     "".join(grids.grid_table(data, key, 0) for key in step.matrices)
                 ),
-                facts=figure.facts,
-                picture=blocks.Markup(grids.scale_picture(figure, self.gpt2.label)),
                 real_heads=blocks.Markup(self._real_heads() if step.key == "softmax" else ""),
                 code_id=data["code_block"],
                 first=first,
@@ -200,9 +254,22 @@ class Bar(blocks.Block):
     """The widget's controls and the toy's sizes beside GPT-2's."""
 
     template: ClassVar[str] = "walkthrough_bar.html"
-    model: str  # "GPT-2 small"
+    models: tuple[tuple[str, str], ...]  # (name, label) of each GPT-2 size: the size selector
+    default: str  # the size shown without JavaScript
     n_head: int  # the head selector's options
-    dims: tuple[tuple[str, str, str], ...]  # (name, toy's, GPT-2's)
+    dims: tuple[tuple[str, str, blocks.Markup], ...]  # (name, toy's, GPT-2's per size)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One GPT-2 size's side of a step."""
+
+    name: str  # "gpt2-medium"
+    model: str  # "GPT-2 medium"
+    hidden: bool  # not the size shown without JavaScript
+    line: str  # the one-line GPT-2 figure
+    facts: tuple[tuple[str, str], ...]
+    picture: blocks.Markup  # SVG: the toy's grid inside GPT-2's
 
 
 @dataclass(frozen=True)
@@ -215,11 +282,8 @@ class Step(blocks.Block):
     title: str
     text: blocks.Markup  # Markdown with TeX
     formula: blocks.Markup  # TeX
-    model: str
-    line: str  # the one-line GPT-2 figure
+    scales: tuple[Scale, ...]  # GPT-2's figures, one per size
     grids: blocks.Markup  # the toy's value grids (HTML)
-    facts: tuple[tuple[str, str], ...]
-    picture: blocks.Markup  # SVG: the toy's grid inside GPT-2's
     real_heads: blocks.Markup  # the softmax step's link to trained heads, else ""
     code_id: str
     first: int
