@@ -296,3 +296,21 @@ def test_choosing_a_file_in_one_code_tab_set_chooses_it_in_every_set(
         if has_file:
             assert label.startswith("modeling_gpt2.py"), chosen
     page.context.close()
+
+
+def test_a_map_box_focused_from_the_keyboard_shows_what_it_is(browser, site_url: str) -> None:
+    """The box's description was a mouse-only tooltip; Tab onto a box and it shows under the map."""
+    page, _ = open_page(browser, site_url)
+    boxes = page.locator("article .itm-map a.itm-map__box")
+    assert boxes.count() > 5
+    desc = page.locator("article .itm-map__desc")
+    for _ in range(200):  # Tab as a reader does until focus lands on a map box
+        page.keyboard.press("Tab")
+        if page.evaluate("!!document.activeElement.closest('article .itm-map__box')"):
+            break
+    title = page.evaluate("document.activeElement.getAttribute('title')")
+    assert title and desc.inner_text() == title and desc.is_visible()
+    page.keyboard.press("Tab")
+    after = page.evaluate("document.activeElement.getAttribute('title')")
+    assert desc.inner_text() == (after or "")
+    page.context.close()

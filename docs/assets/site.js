@@ -56,6 +56,27 @@
     });
   }
 
+  /* A map box's description (its title, a mouse-only tooltip) shown in a line under the map
+     while the box is hovered or has keyboard focus. aria-hidden: the box's aria-label already
+     says the same to a screen reader. */
+  function describeMapBoxes(root) {
+    root.querySelectorAll(".itm-map").forEach(function (map) {
+      if (map.nextElementSibling && map.nextElementSibling.classList.contains("itm-map__desc")) return;
+      var line = document.createElement("p");
+      line.className = "itm-map__desc";
+      line.setAttribute("aria-hidden", "true");
+      map.insertAdjacentElement("afterend", line);
+      function show(ev) {
+        var box = ev.target.closest && ev.target.closest(".itm-map__box");
+        line.textContent = box ? box.getAttribute("title") || "" : "";
+      }
+      map.addEventListener("focusin", show);
+      map.addEventListener("mouseover", show);
+      map.addEventListener("focusout", function () { line.textContent = ""; });
+      map.addEventListener("mouseleave", function () { line.textContent = ""; });
+    });
+  }
+
   function init() {
     var root = document.querySelector("article") || document.body;
     markScrolling(root);
@@ -63,6 +84,7 @@
     if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
     bindLights(root);
     linkCodeTabs(root);
+    describeMapBoxes(document.body);  // the header's small map sits outside the article
   }
 
   if (typeof document$ !== "undefined") {
