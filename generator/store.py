@@ -72,17 +72,23 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _read_regular(path: Path) -> bytes:
-    """A regular file's bytes; anything else (a FIFO would block the build forever, a device
-    would never end) is an OSError, like a directory in its place."""
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """A regular file's bytes; anything else (a FIFO would block forever, a device like
+    /dev/zero would never end) or a file over `max_bytes` is an OSError, like a directory."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes", str(path))
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:
         os.close(fd)
+
+
+_read_regular = read_regular
 
 
 def _create_exclusive(path: Path, data: bytes) -> None:

@@ -34,16 +34,34 @@ def run_cli(argv: list[str], capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("kind", ["directory", "binary"])
+def not_a_file(tmp_path: Path, kind: str) -> Path:
+    """A path that is not a regular text file: opening a FIFO waits for a writer forever,
+    /dev/zero never ends, /dev/null is empty."""
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+        return tmp_path / "fifo"
+    return {"directory": tmp_path, "zero": Path("/dev/zero"), "null": Path("/dev/null")}.get(
+        kind
+    ) or binary(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["directory", "binary", "fifo", "zero", "null"])
 def test_verify_lock_that_is_not_a_lock(tmp_path: Path, capsys, kind: str) -> None:
-    target = tmp_path if kind == "directory" else binary(tmp_path)
-    err = run_cli(["verify", "--offline", "--lock", str(target)], capsys)
+    err = run_cli(["verify", "--offline", "--lock", str(not_a_file(tmp_path, kind))], capsys)
     assert "cannot read the lock" in err and "fix:" in err
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "binary"])
+def test_verify_a_lock_with_no_excerpts_is_an_error(tmp_path: Path, capsys) -> None:
+    lock = tmp_path / "lock.toml"
+    lock.write_text(LOCK.read_text().split("\n[[mirrors]]", 1)[0] + "\n")
+    err = run_cli(["verify", "--offline", "--lock", str(lock)], capsys)
+    assert "no excerpts" in err and "itm pin" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "binary", "fifo", "zero"])
 def test_pin_trusted_file_that_is_not_text(tmp_path: Path, capsys, kind: str) -> None:
-    target = {"missing": tmp_path / "nope.py", "directory": tmp_path, "binary": binary(tmp_path)}
+    missing = tmp_path / "nope.py"
+    target = {"missing": missing} if kind == "missing" else {kind: not_a_file(tmp_path, kind)}
     lock = tmp_path / "lock.toml"
     lock.write_bytes(LOCK.read_bytes())
     argv = ["pin", "x.y", "--repo", "openai/gpt-2", "--path", "src/model.py", "--lines", "1-2"]

@@ -14,6 +14,7 @@ from generator.sources.excerpt import cut, decode, find_placement, fits, sha256_
 from generator.sources.lock import (
     DEFAULT_LOCK,
     EVIDENCE_LEVELS,
+    MAX_TEXT_BYTES,
     REPO_ROOT,
     Lock,
     Pin,
@@ -26,6 +27,7 @@ from generator.sources.lock import (
 )
 from generator.sources.resolve import SOURCES, FullFile, Resolver
 from generator.sources.symbols import SymbolError, symbol_range
+from generator.store import read_regular
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -148,6 +150,12 @@ def run_verify(args: argparse.Namespace) -> int:
     sources = ("github",) if args.online else ("git",) if from_clone else SOURCES
     resolver = _resolver(args, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
+    if not pins:
+        raise InputError(
+            "the lock lists no excerpts: there is nothing to verify",
+            file=lock.display,
+            fix="pin one with `itm pin`, or pass --lock the project's sources/lock.toml",
+        )
     if from_clone:
         if not resolver.git_dirs:
             raise InputError(
@@ -250,7 +258,8 @@ def run_pin(args: argparse.Namespace) -> int:
                 " --evidence-level (never more than was checked)",
             )
         try:
-            text = decode(args.trusted_file.read_bytes(), str(args.trusted_file))
+            data = read_regular(args.trusted_file, max_bytes=MAX_TEXT_BYTES)
+            text = decode(data, str(args.trusted_file))
         except (OSError, ValueError) as error:
             raise InputError(
                 f"cannot use it as the file's text: {getattr(error, 'strerror', None) or error}",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.store import write_atomic
+from generator.store import read_regular, write_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_LOCK = REPO_ROOT / "sources" / "lock.toml"
@@ -37,6 +37,9 @@ EVIDENCE_LEVELS: dict[str, str] = {
         " these lines; not checked against the file at the commit"
     ),
 }
+
+# A lock, or a trusted copy of an upstream file, is text: anything bigger is not what was meant.
+MAX_TEXT_BYTES = 16 * 1024 * 1024
 
 Range = tuple[int, int]  # first and last line, 1-based, inclusive
 
@@ -162,7 +165,7 @@ def load_lock(path: Path = DEFAULT_LOCK) -> Lock:
     path = Path(path)
     file = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, max_bytes=MAX_TEXT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(
             "lock file not found", file=file, fix="create it, or pass --lock PATH"
