@@ -74,6 +74,14 @@ class Settings:
             elif variable in env and option in ("offline", "download_weights"):
                 values[option] = ""  # set but empty: explicitly off
         cache_dir = Path(values.get("cache_dir") or ".cache").expanduser()
+        epoch = env.get("SOURCE_DATE_EPOCH")
+        if epoch is not None and not epoch.strip().isdigit():
+            raise InputError(  # MkDocs itself would stop with a traceback on it
+                f"SOURCE_DATE_EPOCH={epoch!r} is not a time",
+                entry="SOURCE_DATE_EPOCH",
+                fix="set it to whole seconds since 1970 (`git log -1 --format=%ct`), or unset it"
+                " for the commit time of HEAD",
+            )
         prompt = values.get("forward_prompt")
         if prompt is not None and not str(prompt).strip():
             raise InputError(
@@ -121,9 +129,16 @@ def git_dirs(value: str | Mapping[str, str]) -> dict[str, Path]:
         return {repo: Path(path).expanduser() for repo, path in value.items()}
     found: dict[str, Path] = {}
     for item in str(value).split(os.pathsep):
+        if not item.strip():
+            continue
         name, sep, path = item.partition("=")
-        if sep and name.strip() and path.strip():
-            found[name.strip()] = Path(path.strip()).expanduser()
+        if not (sep and name.strip() and path.strip()):
+            raise InputError(
+                f"ITM_GIT_DIRS item {item!r} names no repository and folder",
+                entry="ITM_GIT_DIRS",
+                fix="write owner/name=path items joined by ':', e.g. openai/gpt-2=~/src/gpt-2",
+            )
+        found[name.strip()] = Path(path.strip()).expanduser()
     return found
 
 

@@ -75,6 +75,22 @@ def test_a_value_that_is_neither_yes_nor_no_is_an_input_error(tmp_path: Path) ->
     assert "ITM_OFFLINE" in str(caught.value) and "fix:" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("SOURCE_DATE_EPOCH", "abc"), ("SOURCE_DATE_EPOCH", "-5"), ("ITM_GIT_DIRS", "~/src/gpt-2")],
+)
+def test_a_malformed_time_or_clone_list_is_an_input_error(
+    tmp_path: Path, variable: str, value: str
+) -> None:
+    """SOURCE_DATE_EPOCH=abc was a traceback inside MkDocs; an ITM_GIT_DIRS item without
+    "owner/name=" was silently ignored (the build then ran without the clone asked for)."""
+    with pytest.raises(InputError) as caught:
+        Settings.load(tmp_path, env={variable: value})
+    assert variable in str(caught.value) and "fix:" in str(caught.value)
+    ok = {"SOURCE_DATE_EPOCH": "1700000000", "ITM_GIT_DIRS": "openai/gpt-2=/x:"}[variable]
+    Settings.load(tmp_path, env={variable: ok})
+
+
 def test_only_settings_reads_the_environment() -> None:
     """Every ITM_* setting goes through generator/settings.py; the plugin only sets the epoch."""
     import ast
