@@ -28,6 +28,8 @@ HOSTILE_LINES = [
     "    ~~~ <img src=x onerror=alert(2)>",
     "{: onclick=alert(3) }",
     "x = 1  # \u202etxt.exe\u202c <i>",
+    "\tindented = 1\t# a tab: Markdown would expand it to spaces",
+    "nul\x00esc\x1b[31m del\x7f",
 ]
 
 
@@ -100,6 +102,14 @@ def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     # every upstream line is one shown line, equal to the verified text with marks made visible
     assert lines == [visible(line) for line in HOSTILE_LINES]
     assert "    ~~~" in lines[7] and "⟨U+2028⟩<u id=a1>" in lines[0]  # nothing padded or eaten
+    assert lines[10] == "␉indented = 1␉# a tab: Markdown would expand it to spaces"
+    assert lines[11] == "nul␀esc␛[31m del␡"
+
+
+def test_visible_marks_every_character_a_page_would_not_show_as_is() -> None:
+    """Tabs too: Python-Markdown expands them to spaces before fences are read, so a kept tab
+    would reach the page as padding, not as the verified byte."""
+    assert visible("a\tb\x00\x1b\x7f\u2028\x85\u200f\n") == "a␉b␀␛␡⟨U+2028⟩⟨U+0085⟩⟨U+200F⟩\n"
 
 
 def test_literal_leaves_markdown_and_html_nothing_to_interpret() -> None:

@@ -3,8 +3,10 @@ Code tabs and "Direct evidence" cards. Pygments (via pymdownx.highlight) escapes
 
 Upstream text is data, never markup: code is split on "\n" only (never str.splitlines, which
 also breaks at form feeds and Unicode separators), characters a browser or Markdown would
-interpret or hide are shown as visible marks, and every other text from the lock reaches the
-page through `literal`, which leaves Markdown and HTML nothing to interpret.
+interpret, hide or rewrite are shown as visible marks (tabs too: Python-Markdown expands them to
+spaces before fences are read, so a kept tab would reach the page as padding), and every other
+text from the lock reaches the page through `literal`, which leaves Markdown and HTML nothing to
+interpret.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ class ExcerptLike(Protocol):  # generator.sources.Excerpt
     def permalink(self) -> str: ...
 
 
-# Characters that would break a line, vanish or reorder text: shown, never interpreted.
+# Characters that would break a line, vanish, reorder text or be rewritten as spaces (a tab):
+# shown, never interpreted.
 _INVISIBLE = {
-    **{code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)},  # ␌ ␋ ␍ …
+    **{code: chr(0x2400 + code) for code in range(0x20) if code != 0x0A},  # ␉ ␌ ␋ ␍ …
     0x7F: "\u2421",  # ␡
     **{code: f"⟨U+{code:04X}⟩" for code in (0x85, 0x2028, 0x2029, 0xFEFF, 0x200B, 0x200C, 0x200D)},
     **{code: f"⟨U+{code:04X}⟩" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
@@ -41,8 +44,8 @@ _INVISIBLE = {
 
 
 def visible(text: str) -> str:
-    """`text` with control characters, line/paragraph separators and bidi or zero-width marks
-    replaced by visible stand-ins (␌, ⟨U+2028⟩); "\n" and tabs are kept."""
+    """`text` with control characters (tabs included), line/paragraph separators and bidi or
+    zero-width marks replaced by visible stand-ins (␉, ␌, ⟨U+2028⟩); only "\n" is kept."""
     return text.translate(_INVISIBLE)
 
 
