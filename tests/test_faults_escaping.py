@@ -119,3 +119,49 @@ def test_literal_leaves_markdown_and_html_nothing_to_interpret() -> None:
     assert "<em" not in page and not re.search(r"<[^>]*\sonclick=", page)
     shown = html.unescape(re.sub(r"<[^>]+>", "", page)).strip()
     assert shown == "How: " + visible(hostile.replace("\n", " "))
+
+
+@pytest.mark.slow
+def test_a_hostile_upstream_in_a_real_git_repo_reaches_a_real_build_as_text(tmp_path) -> None:
+    """The whole path, as a hostile upstream would take it: a file of HOSTILE_LINES committed to
+    a local git repo, pinned in a copy of the project's lock, read through ITM_GIT_DIRS by a real
+    `mkdocs build`, quoted in Code tabs (Pygments) and listed on the Sources page (plain text).
+    No tag or attribute of its own reaches the HTML, and every shown line is the verified line
+    with its marks made visible."""
+    from bs4 import BeautifulSoup
+
+    from tests.site_helpers import mkdocs_build
+    from tests.sources_helpers import PATH, REPO, excerpt_table, make_upstream, repo_table
+    from tests.test_build import project_copy
+
+    text = "\n".join(HOSTILE_LINES) + "\n"
+    commit = make_upstream(tmp_path / "evil", {PATH: text})
+    project = project_copy(tmp_path)
+    lock = project / "sources" / "lock.toml"
+    pin = excerpt_table("toy.evil", text, lines=[[1, len(HOSTILE_LINES)]])
+    lock.write_text(lock.read_text(encoding="utf-8") + "\n" + repo_table(commit) + pin)
+    feature = project / "generator" / "generation" / "feature.py"
+    source = feature.read_text(encoding="utf-8")
+    quoted = 'HF_CODE = ("hf.gpt2-cache-update",)'
+    assert quoted in source
+    feature.write_text(source.replace(quoted, 'HF_CODE = ("hf.gpt2-cache-update", "toy.evil")'))
+
+    site = project / "site"
+    built = mkdocs_build(site, config_dir=project, ITM_GIT_DIRS=f"{REPO}={tmp_path / 'evil'}")
+    assert built.returncode == 0, built.stdout + built.stderr
+    expected = [visible(line) for line in HOSTILE_LINES]
+    pages = {name: site / name / "index.html" for name in ("generation", "sources")}
+    for name, page in pages.items():
+        page_html = page.read_text(encoding="utf-8")
+        assert "alert(" not in "".join(
+            s.get_text() for s in BeautifulSoup(page_html, "html.parser")("script")
+        )
+        soup = BeautifulSoup(page_html, "html.parser")
+        assert not soup.select("u[id^=a], img[src=x], [onclick], [onerror]"), name
+    generation = BeautifulSoup(pages["generation"].read_text(encoding="utf-8"), "html.parser")
+    block = generation.select_one("div.highlight[id*=toy-evil] td.code")
+    assert block is not None
+    assert block.get_text().rstrip("\n").split("\n") == expected
+    sources = BeautifulSoup(pages["sources"].read_text(encoding="utf-8"), "html.parser")
+    plain = sources.select_one("#ex-toy-evil").find_next("div", class_="itm-plain")
+    assert plain.select_one("pre code").get_text().split("\n") == expected
