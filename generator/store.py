@@ -88,9 +88,6 @@ def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
         os.close(fd)
 
 
-_read_regular = read_regular
-
-
 def _create_exclusive(path: Path, data: bytes) -> None:
     """Write `data` to a new file at `path`, mode 0600, all or nothing: FileExistsError when a
     file is already there (written in full by whoever made it; the link is atomic)."""
@@ -222,7 +219,7 @@ class Store:
         path = self.key_path
         for _ in range(2):
             try:
-                key = _read_regular(path)
+                key = read_regular(path)
             except FileNotFoundError:
                 key = b""
             except OSError as error:
@@ -277,7 +274,7 @@ class Store:
 
     def _read(self, path: Path) -> bytes | None:
         try:
-            return _read_regular(path)
+            return read_regular(path)
         except FileNotFoundError:
             return None
         except NotADirectoryError:  # a file where a folder of the layout should be
