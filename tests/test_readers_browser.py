@@ -196,36 +196,79 @@ def test_every_custom_colour_comes_from_a_css_variable() -> None:
     assert found == []
 
 
-LABEL_ROWS = """() => [...document.querySelectorAll('article .tabbed-set')]
+TAB_SETS = """() => [...document.querySelectorAll('article .tabbed-set')]
   .filter(set => set.offsetParent !== null)
   .map(set => {
-    const labels = [...set.querySelectorAll(':scope > .tabbed-labels > label')];
-    const checked = set.querySelector(':scope > input:checked');
-    const index = [...set.querySelectorAll(':scope > input')].indexOf(checked);
-    const shadows = labels.map(l => getComputedStyle(l).boxShadow !== 'none');
-    const before = getComputedStyle(set.querySelector('.tabbed-labels'), '::before');
-    return {rows: new Set(labels.map(l => l.offsetTop)).size, index, shadows,
-            indicator: before.display !== 'none' && before.content !== 'none',
-            inHeader: !!set.closest('.itm-hero')};
+    const strip = set.querySelector(':scope > .tabbed-labels');
+    const labels = [...strip.querySelectorAll(':scope > label')];
+    const checked = labels[[...set.querySelectorAll(':scope > input')]
+      .indexOf(set.querySelector(':scope > input:checked'))];
+    const style = getComputedStyle(strip);
+    return {texts: labels.map(l => l.textContent.trim()),
+            rows: new Set(labels.map(l => l.offsetTop)).size,
+            overflows: strip.scrollWidth > strip.clientWidth + 1,
+            // Material's sliding underline: where it is drawn, and the checked label's box
+            bar: [parseFloat(style.getPropertyValue('--md-indicator-x')),
+                  parseFloat(style.getPropertyValue('--md-indicator-width'))],
+            label: [checked.offsetLeft, checked.offsetWidth]};
   })"""
 
+SIZES = ["GPT-2 small", "GPT-2 medium", "GPT-2 large", "GPT-2 XL"]
 
-def test_the_underline_marks_the_chosen_label_even_when_labels_wrap(browser, site_url: str) -> None:
-    """At 1280 px (the header's size tabs wrap beside the map) and at 375 px, every visible tab
-    set underlines its checked label and no other (Material's sliding bar sat under the wrong
-    label once the labels wrapped)."""
-    for width, pick in ((1280, "GPT-2 medium"), (375, "GPT-2 small")):
+
+def test_tab_labels_keep_one_row_and_the_size_tabs_fit_beside_the_map_and_on_a_phone(
+    browser, site_url: str
+) -> None:
+    """At 1280 px (the header's size tabs sit beside the map) and on a 375 px phone, every tab set
+    keeps its labels on one row, the four size labels fit without scrolling, and Material's
+    underline sits under the chosen label (it slid under the wrong one once labels wrapped)."""
+    for width, pick in ((1280, "GPT-2 medium"), (375, "GPT-2 XL")):
         context = browser.new_context(viewport={"width": width, "height": 800})
         page = context.new_page()
-        page.goto(site_url + "components/attention/", wait_until="networkidle")
-        page.locator(".itm-shapes .tabbed-labels > label", has_text=pick).first.click()
-        sets = page.evaluate(LABEL_ROWS)
-        assert any(s["rows"] > 1 for s in sets), "no set wraps: the case this test is about"
-        for tab_set in sets:
-            assert not tab_set["indicator"], tab_set
-            underlined = [i for i, on in enumerate(tab_set["shadows"]) if on]
-            assert underlined == [tab_set["index"]], (width, tab_set)
+        for path in ("components/attention/", "components/layernorm/", "generation/"):
+            page.goto(site_url + path, wait_until="networkidle")
+            page.locator("article .tabbed-labels > label", has_text=pick).first.click()
+            page.wait_for_timeout(400)  # the underline's 225 ms slide
+            sets = page.evaluate(TAB_SETS)
+            assert any(s["texts"] == SIZES for s in sets), (width, path)
+            for tab_set in sets:
+                assert tab_set["rows"] == 1, (width, path, tab_set)
+                if tab_set["texts"] == SIZES:
+                    assert not tab_set["overflows"], (width, path, tab_set)
+                    assert tab_set["bar"] == pytest.approx(tab_set["label"], abs=1), tab_set
         context.close()
+
+
+def test_a_tab_set_too_wide_for_a_phone_scrolls_and_the_keyboard_brings_its_labels_into_view(
+    browser, site_url: str
+) -> None:
+    """The generation page's five model.py excerpts cannot fit 375 px: their labels scroll on one
+    row with Material's arrow, and arrow keys on the focused tab bring the chosen label into view."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    page.goto(site_url + "generation/", wait_until="networkidle")
+    widest = page.evaluate(
+        """() => [...document.querySelectorAll('article .tabbed-set')].findIndex(set =>
+             set.querySelector('.tabbed-labels').scrollWidth >
+             set.querySelector('.tabbed-labels').clientWidth + 1)"""
+    )
+    assert widest >= 0, "no tab set overflows at 375 px: the case this test is about"
+    tab_set = page.locator("article .tabbed-set").nth(widest)
+    assert tab_set.locator(".tabbed-control--next").is_visible()
+    tab_set.locator("> input").first.focus()
+    count = tab_set.locator("> input").count()
+    for _ in range(count - 1):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(600)  # Material scrolls the strip smoothly
+    assert tab_set.locator("> input").nth(count - 1).is_checked()
+    inside = tab_set.evaluate(
+        """set => { const strip = set.querySelector('.tabbed-labels').getBoundingClientRect();
+                    const last = set.querySelector('.tabbed-labels > label:last-child')
+                      .getBoundingClientRect();
+                    return last.left >= strip.left - 1 && last.right <= strip.right + 1; }"""
+    )
+    assert inside
+    context.close()
 
 
 def test_gpt2_sizes_mode_leaves_nothing_of_the_toy_on_screen(browser, site_url: str) -> None:

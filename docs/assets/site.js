@@ -4,10 +4,11 @@
 (function () {
   "use strict";
 
-  /* A formula or a table wider than its column scrolls sideways: let keyboard users scroll it
-     too. Tables scroll in the wrapper Material puts around them. */
+  /* A formula, a table or a row of tab labels wider than its column scrolls sideways: let
+     keyboard users scroll it too. Tables scroll in the wrapper Material puts around them. */
   function markScrolling(root) {
-    [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"]].forEach(function (kind) {
+    [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"],
+     [".tabbed-labels", "tab labels"]].forEach(function (kind) {
       root.querySelectorAll(kind[0]).forEach(function (el) {
         if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex")) {
           el.tabIndex = 0;
