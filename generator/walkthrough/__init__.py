@@ -1,10 +1,11 @@
 """The attention walkthrough: seed 000's seven steps at toy scale, with GPT-2's sizes beside them.
 
-toy.py      the engine's trace of the toy (5 tokens, d_model 8, 2 heads, no biases)
-figures.py  GPT-2's shapes and costs per step, from generator.config and generator.accounting
-steps.py    the seven steps: title, explanation, formula, GPT-2 figure, matrices shown
-grids.py    build-time HTML: value grids, legend, the picture of how a grid scales
-code.py     the code panel: the engine's own attention() with its line numbers, next to upstream
-data.py     the JSON file the page's widget reads
-feature.py  the plug-in point: files(site) and macros(page)
+toy.py        the engine's trace of the toy (5 tokens, d_model 8, 2 heads, no biases)
+gpt2_scale.py GPT-2's shapes and costs per step, from generator.config and generator.accounting
+steps.py      the seven steps: title, explanation, formula, GPT-2 figure, matrices shown
+grids.py      the value grids, legend and picture of how a grid scales, as blocks
+code.py       the code panel: the engine's own attention() with its line numbers, next to upstream
+data.py       the JSON file the page's widget reads
+blocks.py     the page blocks (data); their markup is in generator/templates/walkthrough_*.html
+feature.py    the plug-in point: files(site) and macros(page)
 """

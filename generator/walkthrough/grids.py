@@ -1,15 +1,24 @@
-"""Build-time HTML for the walkthrough: value grids, the colour legend, the scale picture.
+"""The walkthrough's value grids, colour legend and scale picture, as blocks (blocks.py).
 
-The page reads well without JavaScript because these are rendered here; walkthrough.js redraws
+The page reads well without JavaScript because these are rendered at build time (templates
+walkthrough_grid.html, _legend.html, _scale.html); walkthrough.js redraws
 the same tables from the same JSON (data.py) with the same formatting and colours, so keep
 fmt_value() and cell_colour() in step with their twins in docs/assets/walkthrough.js.
 """
 
 from __future__ import annotations
 
-import html
-
+from generator.blocks import render
 from generator.render.numbers import fmt_int
+from generator.walkthrough.blocks import (
+    Cell,
+    Grid,
+    GridRow,
+    Legend,
+    ScaleLabel,
+    ScalePicture,
+    TokenChip,
+)
 from generator.walkthrough.gpt2_scale import Figure, dims
 
 POSITIVE = (33, 102, 172)  # blue: value > 0
@@ -71,23 +80,12 @@ def column_labels(data: dict, key: str, n_cols: int) -> list[tuple[str, str]]:
 
 
 def token_chip(token: str, colour: str) -> str:
-    return (
-        f'<span class="itm-wt-tok"><span class="itm-wt-dot" style="background:{colour}" '
-        f'aria-hidden="true"></span>{html.escape(token)}</span>'
-    )
+    """The chip as HTML, for pages still built in Python; blocks nest TokenChip with `| block`."""
+    return render(TokenChip(text=token, colour=colour))
 
 
-def caption(data: dict, key: str, head: int, rows: int, cols: int) -> str:
-    meta = data["matrices"][key]
-    where = f"head {head}" if key in data["per_head"] else "all heads"
-    return (
-        f'<span class="itm-wt-grid__sym">{html.escape(meta["symbol"])}</span> '
-        f"{html.escape(meta['caption'])} · {where} · {dims(rows, cols)}"
-    )
-
-
-def grid_table(data: dict, key: str, head: int) -> str:
-    """One matrix as an HTML table: token rows, labelled cells coloured by sign and size."""
+def grid(data: dict, key: str, head: int) -> Grid:
+    """One matrix as a table: token rows, labelled cells coloured by sign and size."""
     matrix = matrix_of(data, key, head)
     rows, cols = len(matrix), len(matrix[0])
     masked = data["trace"]["masked"][head]  # None marks a masked cell (j > i)
@@ -95,70 +93,56 @@ def grid_table(data: dict, key: str, head: int) -> str:
     scale = max(finite, default=0.0)
     tokens, colours = data["tokens"], data["colours"]
     blended = key == "heads"  # the weighted sum also shows each output row's colour blend
-    head_cells = "".join(
-        f'<th scope="col" aria-label="{html.escape(name)}">{html.escape(text)}</th>'
-        for text, name in column_labels(data, key, cols)
-    )
-    if blended:
-        head_cells += '<th scope="col">colour</th>'
+    columns = column_labels(data, key, cols)
     body = []
     for i, row in enumerate(matrix):
         cells = []
         for j, v in enumerate(row):
             is_masked = data["matrices"][key]["masked"] and masked[i][j] is None
             text = "0" if is_masked and v == 0 else fmt_value(v)
-            label = f"row {tokens[i]}, {column_labels(data, key, cols)[j][1]}: {text}"
             if is_masked:
-                style, cls = "", ' class="is-masked"'
+                colour = None
             else:
                 assert v is not None, f"{key}[{i}][{j}] has no value and is not masked"
-                style, cls = f' style="background:{cell_colour(v, scale)}"', ""
-            data_v = "" if v is None else f' data-v="{v!r}"'
-            cells.append(f'<td{cls}{style}{data_v} aria-label="{html.escape(label)}">{text}</td>')
-        if blended:
-            weights = data["trace"]["weights"][head][i]
-            cells.append(
-                f'<td class="itm-wt-blend"><span class="itm-wt-swatch" '
-                f'style="background:{blend(weights, colours)}" role="img" '
-                f'aria-label="colour blend of row {html.escape(tokens[i])}"></span></td>'
-            )
+                colour = cell_colour(v, scale)
+            label = f"row {tokens[i]}, {columns[j][1]}: {text}"
+            value = None if v is None else repr(v)
+            cells.append(Cell(text=text, label=label, colour=colour, value=value))
         body.append(
-            f'<tr data-row="{i}"><th scope="row">{token_chip(tokens[i], colours[i])}</th>'
-            + "".join(cells)
-            + "</tr>"
+            GridRow(
+                index=i,
+                token=TokenChip(text=tokens[i], colour=colours[i]),
+                cells=tuple(cells),
+                blend=blend(data["trace"]["weights"][head][i], colours) if blended else None,
+            )
         )
-    return (
-        f'<table class="itm-wt-grid" data-matrix="{key}" data-head="{head}">'
-        f"<caption>{caption(data, key, head, rows, cols)}</caption>"
-        f'<thead><tr><td class="itm-wt-grid__corner"></td>{head_cells}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+    meta = data["matrices"][key]
+    return Grid(
+        key=key,
+        head=head,
+        symbol=meta["symbol"],
+        caption=meta["caption"],
+        where=f"head {head}" if key in data["per_head"] else "all heads",
+        shape=dims(rows, cols),
+        columns=tuple(columns),
+        rows=tuple(body),
     )
 
 
-def legend() -> str:
+def legend() -> Legend:
     """What the cell colours mean (the same for every grid)."""
-    swatches = [
-        (mix(NEGATIVE, STRENGTH), "negative"),
-        (mix(NEGATIVE, STRENGTH / 3), "slightly negative"),
-        (mix(POSITIVE, STRENGTH / 3), "slightly positive"),
-        (mix(POSITIVE, STRENGTH), "positive: the largest |value| of the grid"),
-    ]
-    items = "".join(
-        f'<li><span class="itm-wt-swatch" style="background:{colour}" aria-hidden="true">'
-        f"</span>{text}</li>"
-        for colour, text in swatches
-    )
-    return (
-        '<div class="itm-wt-legend"><p class="itm-wt-legend__title">Cell colours</p>'
-        f'<ul>{items}<li><span class="itm-wt-swatch is-masked" aria-hidden="true"></span>'
-        "masked (j &gt; i): −∞ before softmax, 0 after</li></ul>"
-        "<p>Red is negative, blue positive; the stronger the shade, the larger the magnitude "
-        "relative to the largest in the same grid. Every cell also prints its value.</p></div>"
+    return Legend(
+        swatches=(
+            (mix(NEGATIVE, STRENGTH), "negative"),
+            (mix(NEGATIVE, STRENGTH / 3), "slightly negative"),
+            (mix(POSITIVE, STRENGTH / 3), "slightly positive"),
+            (mix(POSITIVE, STRENGTH), "positive: the largest |value| of the grid"),
+        )
     )
 
 
-def scale_picture(figure: Figure, gpt2_label: str) -> str:
-    """Inline SVG: the toy's grid enlarged, and where it sits inside GPT-2's grid, to scale."""
+def scale_picture(figure: Figure, gpt2_label: str) -> ScalePicture:
+    """The toy's grid enlarged, and where it sits inside GPT-2's grid, to scale (px)."""
     (toy_rows, toy_cols), (rows, cols) = figure.toy_grid, figure.grid
     cell, side, gap = 12, 150, 60
     toy_w, toy_h = toy_cols * cell, toy_rows * cell
@@ -171,28 +155,18 @@ def scale_picture(figure: Figure, gpt2_label: str) -> str:
     per = " per head" if figure.per_head else ""
     toy_lines = (f"toy {dims(toy_rows, toy_cols)}", f"{fmt_int(toy_rows * toy_cols)} cells{per}")
     gpt2_lines = (f"{gpt2_label} {dims(rows, cols)}", f"{fmt_int(rows * cols)} cells{per}")
-    grid_lines = "".join(
-        f'<line x1="0" y1="{r * cell}" x2="{toy_w}" y2="{r * cell}"/>' for r in range(toy_rows + 1)
-    ) + "".join(
-        f'<line x1="{c * cell}" y1="0" x2="{c * cell}" y2="{toy_h}"/>' for c in range(toy_cols + 1)
-    )
-
-    def label(x: float, lines: tuple[str, str]) -> str:
-        return (
-            f'<text x="{x:.0f}" y="{text_y:.0f}">{html.escape(lines[0])}'
-            f'<tspan x="{x:.0f}" dy="13">{html.escape(lines[1])}</tspan></text>'
-        )
-
-    name = f"{' '.join(toy_lines)}; {' '.join(gpt2_lines)}; drawn to the same scale"
-    return (
-        f'<svg class="itm-wt-scale" viewBox="0 0 {width:.0f} {height + 4:.0f}" role="img" '
-        f'aria-label="{html.escape(name)}" xmlns="http://www.w3.org/2000/svg">'
-        f'<g class="itm-wt-scale__toy">{grid_lines}</g>'
-        f'<rect class="itm-wt-scale__big" x="{gpt2_x}" y="0" width="{gpt2_w:.1f}" '
-        f'height="{gpt2_h:.1f}"/>'
-        f'<rect class="itm-wt-scale__dot" x="{gpt2_x}" y="0" width="{dot_w:.1f}" '
-        f'height="{dot_h:.1f}"/>'
-        f'<line class="itm-wt-scale__lead" x1="{toy_w}" y1="0.5" x2="{gpt2_x}" y2="0.5"/>'
-        f"{label(0, toy_lines)}{label(gpt2_x, gpt2_lines)}"
-        "</svg>"
+    return ScalePicture(
+        name=f"{' '.join(toy_lines)}; {' '.join(gpt2_lines)}; drawn to the same scale",
+        width=width,
+        height=height + 4,
+        toy_lines=tuple((0, r * cell, toy_w, r * cell) for r in range(toy_rows + 1))
+        + tuple((c * cell, 0, c * cell, toy_h) for c in range(toy_cols + 1)),
+        toy_width=toy_w,
+        lead_y=0.5,
+        big_x=gpt2_x,
+        big=(gpt2_w, gpt2_h),
+        dot=(dot_w, dot_h),
+        text_y=text_y,
+        line_gap=13,
+        labels=(ScaleLabel(0, toy_lines), ScaleLabel(gpt2_x, gpt2_lines)),
     )
