@@ -2,6 +2,7 @@
 
 Walkthrough     the widget: Bar, Note, Legend, the Steps and their list, the row panel
 Step            one step: text, formula, Grids, a Scale per GPT-2 size (ScalePicture), RealHeads
+CodePanel       the engine's attention() beside the pinned upstream tabs
 Header, PerModel, TokenChip: the title lines, one value per GPT-2 size, a token with its colour
 """
 
@@ -203,3 +204,25 @@ class Walkthrough(Block):
     note: Note
     legend: Legend
     steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class CodeStep:
+    key: str  # the engine's step name
+    title: str
+    first: int  # its lines in the engine's file
+    last: int
+
+
+@dataclass(frozen=True)
+class CodePanel(Block):
+    """The engine's attention() (its lines tied to the steps) beside the pinned upstream tabs."""
+
+    template: ClassVar[str] = "walkthrough_code.html"
+    block_id: str  # the fence's id: its lines are #__codelineno-<block_id>-<line>
+    path: str  # "generator/engine/attention.py"
+    first_line: int
+    last_line: int
+    steps: tuple[CodeStep, ...]
+    fence: Markup  # Markdown: the engine's lines, numbered as in its file
+    tabs: Markup  # Markdown: the upstream excerpts as content tabs

@@ -8,10 +8,13 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from markupsafe import Markup
+
 from generator.engine import attention, step_lines
 from generator.errors import InputError
 from generator.render import code as code_render
 from generator.sources.excerpt import split_lines
+from generator.walkthrough.blocks import CodePanel, CodeStep
 
 UPSTREAM = ("gpt2.attn", "hf.gpt2-attention-forward")  # excerpt ids in sources/lock.toml
 
@@ -54,27 +57,20 @@ def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
 
 def code_panel(
     engine: EngineExcerpt, upstream: list, step_titles: dict[str, str], *, sources: str | None
-) -> str:
-    """Markdown/HTML: our engine's function (lines tied to steps) beside the upstream tabs, whose
-    evidence links to `sources` (the Sources page's URL)."""
-    steps = "".join(
-        f'<li data-step-key="{key}"><a href="#__codelineno-{engine.block_id}-{first}">'
-        f"{step_titles[key]}</a> · lines {first}–{last}</li>"
-        for key, (first, last) in engine.steps.items()
-    )
-    fence = code_render.fence(engine.text, first_line=engine.first_line, block_id=engine.block_id)
-    tabs = code_render.code_tabs(upstream, sources=sources)
-    return (
-        '<div class="itm-wt-code" markdown>\n'
-        f'<div class="itm-wt-code__ours" data-code="{engine.block_id}" markdown>\n'
-        f'<p class="itm-wt-code__title">This site\'s engine, numpy · <code>{engine.path}</code> '
-        f"lines {engine.first_line}–{engine.last_line}</p>\n"
-        f'<ol class="itm-wt-code__steps">{steps}</ol>\n\n'
-        f"{fence}\n"
-        "</div>\n"
-        '<div class="itm-wt-code__theirs" markdown>\n'
-        '<p class="itm-wt-code__title">Pinned upstream, for comparison</p>\n\n'
-        f"{textwrap.dedent(tabs)}\n\n"
-        "</div>\n"
-        "</div>\n"
+) -> CodePanel:
+    """Our engine's function (lines tied to steps) beside the upstream tabs, whose evidence
+    links to `sources` (the Sources page's URL)."""
+    return CodePanel(
+        block_id=engine.block_id,
+        path=engine.path,
+        first_line=engine.first_line,
+        last_line=engine.last_line,
+        steps=tuple(
+            CodeStep(key, step_titles[key], first, last)
+            for key, (first, last) in engine.steps.items()
+        ),
+        fence=Markup(
+            code_render.fence(engine.text, first_line=engine.first_line, block_id=engine.block_id)
+        ),
+        tabs=Markup(textwrap.dedent(code_render.code_tabs(upstream, sources=sources))),
     )

@@ -137,7 +137,8 @@ class WalkthroughMacros:
         upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in UPSTREAM]
         titles = {step.key: step.title for step in STEPS}
         sources = self.page.url_for("sources.md")
-        return code_panel(engine_excerpt(site.root), upstream, titles, sources=sources)
+        panel = code_panel(engine_excerpt(site.root), upstream, titles, sources=sources)
+        return self.page.render_block(panel)
 
     # -- parts -------------------------------------------------------------------------------
     def _labelled(self, value: Callable[[ModelConfig], str]) -> PerModel:
