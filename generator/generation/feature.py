@@ -5,14 +5,14 @@ the accounting; nothing is typed.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 
 import numpy as np
 
 from generator import accounting as acc
+from generator.blocks import Markup
 from generator.config import CONFIGS, SIZES, ModelConfig
-from generator.generation import data
+from generator.generation import blocks, data
 from generator.render import code as code_render
 from generator.render.numbers import fmt_int, tex_int
 from generator.walkthrough.grids import cell_colour, fmt_value, token_chip
@@ -71,15 +71,16 @@ def files(site) -> dict[str, bytes]:
 
 # -- blocks ----------------------------------------------------------------------------------------
 def show(text: str) -> str:
-    return html.escape(text.replace(" ", "␣").replace("\n", "↵"))
+    """Text as the page prints it: spaces visible as ␣, newlines as ↵ (the template escapes)."""
+    return text.replace(" ", "␣").replace("\n", "↵")
 
 
 def pct(p: float) -> str:
     """A probability as a percentage; the extremes say so rather than round to 0% or 100%."""
     if 0 < p < 0.0005:
-        return "&lt;0.1%"
+        return "<0.1%"
     if 0.9995 <= p < 1:
-        return "&gt;99.9%"
+        return ">99.9%"
     return f"{100 * p:.1f}%"
 
 
@@ -87,31 +88,23 @@ def _model(c: data.Continuation) -> str:
     return "GPT-2" if c.is_gpt2 else "stand-in model"
 
 
-def filters_block(settings) -> str:
+def filters_block(settings) -> blocks.Filters:
     """One distribution under each filter: the most likely tokens, a probability per column."""
     c = data.continuation(settings)
     base = c.filters[0][1]
     order = [int(i) for i in np.argsort(-base, kind="stable")[: data.N_SHOWN]]
-    head = "".join(f'<th scope="col">{html.escape(name)}</th>' for name, _ in c.filters)
-    body = []
-    for i in order:
-        cells = "".join(
-            f'<td class="itm-num">{pct(float(p[i])) if p[i] > 0 else "removed"}</td>'
-            for _, p in c.filters
-        )
-        body.append(f'<tr><th scope="row"><code>{show(c.texts[i])}</code></th>{cells}</tr>')
-    kept = "".join(
-        f'<td class="itm-num">{fmt_int(int(np.count_nonzero(p)))}</td>' for _, p in c.filters
-    )
-    context = "".join(c.prompt[1 : c.unsure + 1])
-    return (
-        f"<p>The {_model(c)} after <code>{show(context)}</code>, the prompt position whose next "
-        "token it is least sure of (highest entropy):</p>\n"
-        '<div class="itm-scroll" role="region" aria-label="Probabilities under each filter" '
-        'tabindex="0"><table data-gen="filters">'
-        f'<thead><tr><th scope="col">token</th>{head}</tr></thead><tbody>{"".join(body)}'
-        f'<tr class="itm-gen-kept"><th scope="row">tokens left</th>{kept}</tr></tbody>'
-        "</table></div>\n"
+    return blocks.Filters(
+        model=_model(c),
+        prefix=show("".join(c.prompt[1 : c.unsure + 1])),
+        filters=tuple(name for name, _ in c.filters),
+        rows=tuple(
+            blocks.FilterRow(
+                token=show(c.texts[i]),
+                probs=tuple(pct(float(p[i])) if p[i] > 0 else "removed" for _, p in c.filters),
+            )
+            for i in order
+        ),
+        kept=tuple(fmt_int(int(np.count_nonzero(p))) for _, p in c.filters),
     )
 
 
@@ -125,108 +118,93 @@ def top_p_note(settings) -> str:
     )
 
 
-def continuation_block(settings) -> str:
+def continuation_block(settings) -> blocks.Continuation:
     """The model continuing the forward-pass prompt, with the distribution of every choice."""
     c = data.continuation(settings)
-    s = data.SAMPLING
-    rows = []
-    for n, ch in enumerate(c.chosen, start=1):
-        options = ", ".join(
-            f"<code>{show(c.texts[i])}</code> {pct(p)}" for i, p in ch.candidates if p > 0
-        )
-        rows.append(
-            f'<tr data-step="{n}"><td class="itm-num">{n}</td>'
-            f'<td class="itm-num">{ch.position}</td><td class="itm-num">{ch.cached}</td>'
-            f"<td><code>{show(c.texts[ch.token])}</code></td>"
-            f'<td class="itm-num">{pct(ch.prob)}</td><td>{options}</td></tr>'
-        )
-    text = "".join(c.prompt[1:])
-    new = "".join(c.texts[ch.token] for ch in c.chosen)
-    return (
-        f"<p>Prompt: <code>{show(text)}</code><br>Continued by the {_model(c)}: "
-        f'<code class="itm-gen-new">{show(new)}</code></p>\n'
-        f"<p>Each token is drawn with temperature {s.temperature} and top-k {s.top_k} by a numpy "
-        f"generator seeded with {data.SEED_GENERATE}. The first step reads all "
-        f"{len(c.prompt)} prompt tokens; every later step reads one token and the cache.</p>\n"
-        '<div class="itm-scroll" role="region" aria-label="Each generated token" tabindex="0">'
-        '<table data-gen="continuation"><thead><tr>'
-        '<th scope="col">step</th><th scope="col">position</th>'
-        '<th scope="col">positions cached</th><th scope="col">chosen</th>'
-        '<th scope="col">its probability</th>'
-        '<th scope="col">the most likely, after the filters</th>'
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>\n"
+    return blocks.Continuation(
+        model=_model(c),
+        prompt=show("".join(c.prompt[1:])),
+        new=show("".join(c.texts[ch.token] for ch in c.chosen)),
+        temperature=data.SAMPLING.temperature,
+        top_k=data.SAMPLING.top_k,
+        seed=data.SEED_GENERATE,
+        n_prompt=len(c.prompt),
+        steps=tuple(
+            blocks.ContinuationStep(
+                step=n,
+                position=ch.position,
+                cached=ch.cached,
+                token=show(c.texts[ch.token]),
+                prob=pct(ch.prob),
+                candidates=tuple((show(c.texts[i]), pct(p)) for i, p in ch.candidates if p > 0),
+            )
+            for n, ch in enumerate(c.chosen, start=1)
+        ),
     )
 
 
-def _kv_grid(name: str, matrix: np.ndarray, step: data.ToyStep, tokens: tuple[str, ...]) -> str:
+def _chip(tokens: tuple[str, ...], i: int) -> Markup:
+    return Markup(token_chip(tokens[i], TOKEN_COLOURS[i]))  # the walkthrough's own markup
+
+
+def _kv_grid(
+    name: str, matrix: np.ndarray, step: data.ToyStep, tokens: tuple[str, ...]
+) -> blocks.KvGrid:
     """One head's K or V after a step: a row per position, new rows marked, cells coloured."""
     scale = float(np.abs(matrix).max())
-    cols = "".join(f'<th scope="col">{j + 1}</th>' for j in range(matrix.shape[1]))
-    body = []
-    for i, row in enumerate(matrix):
-        state = "new" if i in step.new else "cached"
-        cells = "".join(
-            f'<td style="background:{cell_colour(float(v), scale)}">{fmt_value(float(v))}</td>'
-            for v in row
-        )
-        body.append(
-            f'<tr class="is-{state}" data-state="{state}"><th scope="row">'
-            f'{token_chip(tokens[i], TOKEN_COLOURS[i])} <span class="itm-gen-state">{state}'
-            f"</span></th>{cells}</tr>"
-        )
-    return (
-        f'<table class="itm-wt-grid itm-gen-kv" data-matrix="{name}">'
-        f"<caption>{name} · block {BLOCK}, head {HEAD} · "
-        f"[{matrix.shape[0]} × {matrix.shape[1]}]</caption>"
-        f'<thead><tr><td class="itm-wt-grid__corner"></td>{cols}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+    return blocks.KvGrid(
+        name=name,
+        block=BLOCK,
+        head=HEAD,
+        n_cols=matrix.shape[1],
+        rows=tuple(
+            blocks.KvRow(
+                chip=_chip(tokens, i),
+                state="new" if i in step.new else "cached",
+                cells=tuple((cell_colour(float(v), scale), fmt_value(float(v))) for v in row),
+            )
+            for i, row in enumerate(matrix)
+        ),
     )
 
 
-def _row_panel(step: data.ToyStep, tokens: tuple[str, ...]) -> str:
-    """The last new row of the head shown against every key: where each key came from, its scaled score,
-    and its attention weight (the walkthrough's row panel, for one decoding step)."""
+def _row_panel(step: data.ToyStep, tokens: tuple[str, ...]) -> blocks.RowPanel:
+    """The last new row of the head shown against every key: where each key came from, its scaled
+    score, and its attention weight (the walkthrough's row panel, for one decoding step)."""
     last = step.new[-1]
-    cells = []
-    for j, (score, weight) in enumerate(
-        zip(step.scores[HEAD, -1], step.weights[HEAD, -1], strict=True)
-    ):
-        source = "cached" if j in step.cached else "new"
-        masked = not np.isfinite(score)
-        cells.append(
-            f'<tr data-state="{source}"><th scope="row">{token_chip(tokens[j], TOKEN_COLOURS[j])}'
-            f"</th><td>{source}</td><td>{fmt_value(None if masked else float(score))}</td>"
-            f"<td>{fmt_value(float(weight))}</td></tr>"
-        )
-    return (
-        f'<table class="itm-wt-grid itm-gen-row" data-row="{last}"><caption>Row '
-        f"<strong>{html.escape(tokens[last])}</strong>, head {HEAD}: its query against each key"
-        '</caption><thead><tr><th scope="col">key</th><th scope="col">from</th>'
-        '<th scope="col">q·k / √d_head</th><th scope="col">weight</th></tr></thead>'
-        f"<tbody>{''.join(cells)}</tbody></table>"
+    scores = zip(step.scores[HEAD, -1], step.weights[HEAD, -1], strict=True)
+    return blocks.RowPanel(
+        row=last,
+        token=tokens[last],
+        head=HEAD,
+        keys=tuple(
+            blocks.KeyScore(
+                chip=_chip(tokens, j),
+                source="cached" if j in step.cached else "new",
+                score=fmt_value(float(score) if np.isfinite(score) else None),
+                weight=fmt_value(float(weight)),
+            )
+            for j, (score, weight) in enumerate(scores)
+        ),
     )
 
 
-def toy_block() -> str:
+def toy_block() -> blocks.Toy:
     """The toy decoding its five tokens with a cache: what each step adds to K and V."""
     tokens = data.toy_tokens()
-    parts = []
-    for n, step in enumerate(data.toy_steps(), start=1):
-        read = " ".join(tokens[i] for i in step.new)
-        kind = (
-            f"reads the prompt <strong>{html.escape(read)}</strong> with an empty cache"
-            if not step.cached
-            else f"reads <strong>{html.escape(read)}</strong>; {len(step.cached)} positions "
-            "come from the cache"
+    return blocks.Toy(
+        steps=tuple(
+            blocks.ToyStep(
+                step=n,
+                read=" ".join(tokens[i] for i in step.new),
+                n_cached=len(step.cached),
+                k=_kv_grid("K", step.k[HEAD], step, tokens),
+                v=_kv_grid("V", step.v[HEAD], step, tokens),
+                row=_row_panel(step, tokens),
+            )
+            for n, step in enumerate(data.toy_steps(), start=1)
         )
-        parts.append(
-            f'<section class="itm-gen-step" data-step="{n}"><p><strong>Step {n}</strong>: '
-            f'{kind}</p><div class="itm-gen-grids" role="region" tabindex="0" '
-            f'aria-label="Step {n}: keys, values and one row">{_kv_grid("K", step.k[HEAD], step, tokens)}'
-            f"{_kv_grid('V', step.v[HEAD], step, tokens)}{_row_panel(step, tokens)}</div>"
-            "</section>"
-        )
-    return "\n".join(parts) + "\n"
+    )
 
 
 def cache_block(doc: Callable[[str], str]) -> str:
@@ -313,9 +291,9 @@ def macros(page) -> dict[str, Callable[..., str]]:
         return code_render.code_tabs(excerpts, prefix=prefix, sources=page.url_for("sources.md"))
 
     return {
-        "generation_filters": lambda: filters_block(settings()),
-        "generation_continuation": lambda: continuation_block(settings()),
-        "generation_toy": toy_block,
+        "generation_filters": lambda: page.render_block(filters_block(settings())),
+        "generation_continuation": lambda: page.render_block(continuation_block(settings())),
+        "generation_toy": lambda: page.render_block(toy_block()),
         "generation_top_p_note": lambda: top_p_note(settings()),
         "generation_cache": lambda: cache_block(page._doc),
         "generation_code": lambda: code(CODE, "gen"),

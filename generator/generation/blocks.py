@@ -1,0 +1,139 @@
+"""The Generation page's blocks: their data here, their markup in generator/templates/generation_*.
+
+Texts (tokens, filter names) are plain strings that the templates escape; the walkthrough's token
+chips are the generator's own markup and come as `Markup`. Numbers arrive formatted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from generator.blocks import Block, Markup
+
+
+# -- one distribution under each filter ----------------------------------------------------------
+@dataclass(frozen=True)
+class FilterRow:
+    """One token: its probability under each filter ("removed" where the filter drops it)."""
+
+    token: str  # as shown: ␣ for a space, ↵ for a newline
+    probs: tuple[str, ...]  # one per filter, "18.5%"
+
+
+@dataclass(frozen=True)
+class Filters(Block):
+    """The most likely tokens at the prompt's least sure position, a column per filter."""
+
+    template: ClassVar[str] = "generation_filters.html"
+    model: str  # "GPT-2" or "stand-in model"
+    prefix: str  # the prompt up to that position, as shown
+    filters: tuple[str, ...]  # column heads: "softmax", "temperature 0.7", ...
+    rows: tuple[FilterRow, ...]
+    kept: tuple[str, ...]  # tokens left under each filter, formatted
+
+
+# -- the model continuing the prompt -------------------------------------------------------------
+@dataclass(frozen=True)
+class ContinuationStep:
+    """One generated token: where it stands, what was cached, what was drawn among what."""
+
+    step: int  # from 1
+    position: int  # the token's position in the sequence
+    cached: int  # positions read from the cache
+    token: str  # the token drawn, as shown
+    prob: str  # its probability, "99.0%"
+    candidates: tuple[tuple[str, str], ...]  # (token, probability) left after the filters
+
+
+@dataclass(frozen=True)
+class Continuation(Block):
+    """The prompt, what the model added, how it drew, and every step's distribution."""
+
+    template: ClassVar[str] = "generation_continuation.html"
+    model: str  # "GPT-2" or "stand-in model"
+    prompt: str  # as shown, without <|endoftext|>
+    new: str  # the generated text, as shown
+    temperature: float
+    top_k: int | None  # None: no top-k filter (the page sets one)
+    seed: int
+    n_prompt: int  # prompt tokens the first step reads, <|endoftext|> included
+    steps: tuple[ContinuationStep, ...]
+
+
+# -- the toy decoding with a cache ---------------------------------------------------------------
+@dataclass(frozen=True)
+class KvRow:
+    """One position's key or value: its token, whether this step added it, its cells."""
+
+    chip: Markup  # the token chip (walkthrough.grids.token_chip)
+    state: str  # "new" (added by this step) or "cached"
+    cells: tuple[tuple[str, str], ...]  # (background #rrggbb, value "−0.91") per column
+
+
+@dataclass(frozen=True)
+class KvGrid(Block):
+    """One head's K or V after a step: a row per position [positions × d_head]."""
+
+    template: ClassVar[str] = "generation_kv_grid.html"
+    name: str  # "K" or "V"
+    block: int  # the transformer block shown
+    head: int
+    n_cols: int  # d_head
+    rows: tuple[KvRow, ...]
+
+
+@dataclass(frozen=True)
+class KeyScore:
+    """One key as the step's last query sees it."""
+
+    chip: Markup  # the key's token chip
+    source: str  # "cached" or "new"
+    score: str  # q·k / √d_head, "−∞" where masked
+    weight: str  # the attention weight
+
+
+@dataclass(frozen=True)
+class RowPanel(Block):
+    """The step's last new row of one head against every key: source, scaled score, weight."""
+
+    template: ClassVar[str] = "generation_row_panel.html"
+    row: int  # the query's position
+    token: str
+    head: int
+    keys: tuple[KeyScore, ...]
+
+
+@dataclass(frozen=True)
+class ToyStep(Block):
+    """One decoding step of the toy: what it reads, then its K, V and one row of scores."""
+
+    template: ClassVar[str] = "generation_toy_step.html"
+    step: int  # from 1
+    read: str  # the tokens the step reads, joined by spaces
+    n_cached: int  # positions that come from the cache (0 on the first step)
+    k: KvGrid
+    v: KvGrid
+    row: RowPanel
+
+
+@dataclass(frozen=True)
+class Toy(Block):
+    """The toy's decoding steps, one section each."""
+
+    template: ClassVar[str] = "generation_toy.html"
+    steps: tuple[ToyStep, ...]
+
+
+__all__ = [
+    "Continuation",
+    "ContinuationStep",
+    "FilterRow",
+    "Filters",
+    "KeyScore",
+    "KvGrid",
+    "KvRow",
+    "RowPanel",
+    "Toy",
+    "ToyStep",
+]
