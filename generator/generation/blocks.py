@@ -1,7 +1,7 @@
 """The Generation page's blocks: their data here, their markup in generator/templates/generation_*.
 
-Texts (tokens, filter names) are plain strings that the templates escape; the walkthrough's token
-chips are the generator's own markup and come as `Markup`. Numbers arrive formatted.
+Texts (tokens, filter names) are plain strings that the templates escape; TeX, Markdown and the
+walkthrough's token chips are the generator's own and come as `Markup`. Numbers arrive formatted.
 """
 
 from __future__ import annotations
@@ -31,6 +31,16 @@ class Filters(Block):
     filters: tuple[str, ...]  # column heads: "softmax", "temperature 0.7", ...
     rows: tuple[FilterRow, ...]
     kept: tuple[str, ...]  # tokens left under each filter, formatted
+
+
+@dataclass(frozen=True)
+class TopPNote(Block):
+    """How many tokens each library's top-p rule keeps on the page's distribution (Markdown)."""
+
+    template: ClassVar[str] = "generation_top_p_note.md"
+    top_p: float  # the threshold, printed as Python prints it: 0.9
+    transformers: int  # tokens kept by transformers' rule
+    gpt2: int  # tokens kept by gpt-2's
 
 
 # -- the model continuing the prompt -------------------------------------------------------------
@@ -125,15 +135,98 @@ class Toy(Block):
     steps: tuple[ToyStep, ...]
 
 
+# -- cost tables (Markdown, inside size tabs) ----------------------------------------------------
+@dataclass(frozen=True)
+class CostRow:
+    """One accounting row: label, its calculation, its value (data-q names it for tests)."""
+
+    key: str  # the row's stable key, "values"
+    label: str
+    tex: Markup  # the calculation, LaTeX in math mode
+    value: str  # formatted, "18,432"
+
+
+@dataclass(frozen=True)
+class RowsTable(Block):
+    """A Markdown table of separate quantities, no total line: label, calculation, value."""
+
+    template: ClassVar[str] = "generation_rows_table.md"
+    columns: tuple[str, str, str]  # the three column heads
+    quantity: str  # data-q prefix: "kv", "dec", "train", "memory"
+    rows: tuple[CostRow, ...]
+
+
+@dataclass(frozen=True)
+class CacheCost(Block):
+    """One size's tab: what the cache holds, one decoding step with and without it."""
+
+    template: ClassVar[str] = "generation_cache.md"
+    holds: RowsTable  # values and bytes per token and at full context
+    step: RowsTable  # the step at full context with the cache, then the whole prefix again
+    with_cache: str  # FLOPs, formatted
+    without: str
+    ratio: str  # without / with_cache, "747"
+    crossover: str  # t from which reading the cache costs more than the rest of the step
+    inside: bool  # the crossover lies inside the context
+    n_ctx: str
+    sequences: str  # caches that hold more values than the model has parameters
+    tex_file: str  # link to the size's LaTeX table
+
+
+@dataclass(frozen=True)
+class TrainingCost(Block):
+    """One size's tab on the whole-model page: a training token's FLOPs beside 6N, and memory."""
+
+    template: ClassVar[str] = "generation_training.md"
+    flops: RowsTable  # per token, forward and backward
+    total: str  # FLOPs per training token, formatted
+    kaplan_n: Markup  # N (non-embedding parameters), TeX
+    six_n: Markup  # 6N, TeX
+    fewer: str  # how much smaller 6N is, percent of total: "13.5"
+    memory: RowsTable  # bytes kept per parameter
+    per_param: int  # bytes per parameter
+    memory_total: str  # bytes in all, formatted
+    tex_file: str  # link to the size's LaTeX table
+
+
+# -- gpt-2's sampling loop -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LineLink:
+    """Upstream lines linked, not quoted."""
+
+    name: Markup  # Markdown: "`top_p_logits`"
+    first: int
+    last: int
+    href: str  # the permalink with its #L anchor
+
+
+@dataclass(frozen=True)
+class SamplePy(Block):
+    """gpt-2's sample.py: Code tabs of the lines a PyPI copy vouches for, links to the rest."""
+
+    template: ClassVar[str] = "generation_sample_py.md"
+    tabs: Markup  # the Code tabs (Markdown)
+    links: tuple[LineLink, ...]
+    rewrote: str  # the PyPI copy that rewrote the linked lines: "gpt-2-finetuning 1.0.14"
+    dropped: str  # the one that dropped top-p
+
+
 __all__ = [
+    "CacheCost",
     "Continuation",
     "ContinuationStep",
+    "CostRow",
     "FilterRow",
     "Filters",
     "KeyScore",
     "KvGrid",
     "KvRow",
+    "LineLink",
     "RowPanel",
+    "RowsTable",
+    "SamplePy",
+    "TopPNote",
     "Toy",
     "ToyStep",
+    "TrainingCost",
 ]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generator import accounting as acc
-from generator.blocks import Markup
+from generator.blocks import Block, Markup
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.generation import blocks, data
 from generator.render import code as code_render
@@ -40,16 +40,8 @@ SAMPLE_LINKS = (
     ("`sample_sequence`'s signature", 43, 43),
     ("its call of `top_p_logits`", 66, 66),
 )
-
-
-def rows_table(rows: list[acc.Row], head: tuple[str, str, str], quantity: str) -> str:
-    """A Markdown table of separate quantities (no total line): label, calculation, value."""
-    lines = [f"| {head[0]} | {head[1]} | {head[2]} |", "| :-- | :-- | --: |"]
-    lines += [
-        f'| {r.label} | ${r.tex()}$ | <span data-q="{quantity}.{r.key}">{fmt_int(r.value)}</span> |'
-        for r in rows
-    ]
-    return "\n".join(lines) + "\n"
+# the two PyPI copies of src/sample.py ([[mirrors]] in sources/lock.toml): neither has those lines
+PYPI_COPIES = ("gpt-2-finetuning 1.0.14", "gpt2-client 2.1.5")  # (rewrote them, dropped top-p)
 
 
 def tex_tables() -> dict[str, bytes]:
@@ -108,14 +100,10 @@ def filters_block(settings) -> blocks.Filters:
     )
 
 
-def top_p_note(settings) -> str:
+def top_p_note(settings) -> blocks.TopPNote:
     """How many tokens each library's top-p rule keeps on the page's distribution."""
-    c = data.continuation(settings)
-    p, ours, gpt2 = c.top_p
-    return (
-        f"On the distribution shown at the top of this page, top-p {p} keeps {ours} tokens by "
-        f"transformers' rule and {gpt2} by gpt-2's.\n"
-    )
+    p, ours, gpt2 = data.continuation(settings).top_p
+    return blocks.TopPNote(top_p=p, transformers=ours, gpt2=gpt2)
 
 
 def continuation_block(settings) -> blocks.Continuation:
@@ -207,82 +195,76 @@ def toy_block() -> blocks.Toy:
     )
 
 
-def cache_block(doc: Callable[[str], str]) -> str:
-    """Per size: what the cache holds, and one step with and without it at full context."""
-    from generator.pages import size_tabs
-
-    def render(cfg: ModelConfig) -> str:
-        t = cfg.n_ctx
-        with_cache = acc.decode_flops(cfg, t, cached=True)
-        without = acc.decode_flops(cfg, t, cached=False)
-        crossover = acc.cache_crossover(cfg)
-        where = (
-            "inside its context"
-            if crossover <= cfg.n_ctx
-            else f"past its context of {fmt_int(cfg.n_ctx)}"
-        )
-        steps = acc.decode_flop_rows(cfg, t, cached=True)
-        steps += acc.decode_flop_rows(cfg, t, cached=False)[:1]
-        return (
-            rows_table(acc.kv_cache_rows(cfg), ("Quantity", "Calculation", "Value"), "kv")
-            + "\n"
-            + rows_table(steps, (f"Reading token t = {fmt_int(t)}", "Calculation", "FLOPs"), "dec")
-            + f"\nWith the cache the step costs {fmt_int(with_cache)} FLOPs; without it, "
-            f"{fmt_int(without)}: {without / with_cache:,.0f} times as many. Reading the cache "
-            f"costs more than the rest of the step from t = {fmt_int(crossover)}, {where}. "
-            f"At full context, the caches of {fmt_int(acc.cache_outweighs_weights(cfg))} "
-            "sequences hold more values than the model has parameters. "
-            f"[LaTeX source of these numbers]({doc(f'tables/generation-{cfg.name}.tex')})\n"
-        )
-
-    return size_tabs(render) + f"\n{acc.DECODE_NOTE}\n"
+def rows_table(
+    rows: list[acc.Row], columns: tuple[str, str, str], quantity: str
+) -> blocks.RowsTable:
+    """Separate quantities (no total line): label, calculation, value; data-q `quantity.key`."""
+    return blocks.RowsTable(
+        columns=columns,
+        quantity=quantity,
+        rows=tuple(blocks.CostRow(r.key, r.label, Markup(r.tex()), fmt_int(r.value)) for r in rows),
+    )
 
 
-def training_block(doc: Callable[[str], str]) -> str:
-    """The whole-model page: a training step's FLOPs per token beside 6N, and Adam's memory."""
-    from generator.pages import size_tabs
-
-    def render(cfg: ModelConfig) -> str:
-        total = acc.train_flops_per_token(cfg)
-        six = acc.six_n(cfg)
-        memory = acc.train_memory_rows(cfg)
-        per_param = sum(r.value for r in memory) // acc.params_total(cfg, "model")
-        head = (f"Per token at T = {fmt_int(cfg.n_ctx)}", "Calculation", "FLOPs")
-        return (
-            rows_table(acc.train_flop_rows(cfg), head, "train")
-            + f'\nA training token costs <span data-q="train.total">{fmt_int(total)}</span> '
-            f"FLOPs. The rule of thumb 6N gives $6 \\times {tex_int(acc.kaplan_n(cfg))} "
-            f"= {tex_int(six)}$, {100 * (total - six) / total:.1f}% fewer at this context.\n\n"
-            + rows_table(memory, ("Kept for each parameter", "Calculation", "Bytes"), "memory")
-            + f"\n{per_param} bytes per parameter, "
-            f"{fmt_int(sum(r.value for r in memory))} bytes in all before activations. "
-            f"[LaTeX source]({doc(f'tables/training-{cfg.name}.tex')})\n"
-        )
-
-    return size_tabs(render) + f"\n{acc.TRAIN_NOTE}\n"
+def cache_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.CacheCost:
+    """What the cache holds for one size, and one step with and without it at full context."""
+    t = cfg.n_ctx
+    with_cache = acc.decode_flops(cfg, t, cached=True)
+    without = acc.decode_flops(cfg, t, cached=False)
+    crossover = acc.cache_crossover(cfg)
+    steps = acc.decode_flop_rows(cfg, t, cached=True)
+    steps += acc.decode_flop_rows(cfg, t, cached=False)[:1]
+    return blocks.CacheCost(
+        holds=rows_table(acc.kv_cache_rows(cfg), ("Quantity", "Calculation", "Value"), "kv"),
+        step=rows_table(steps, (f"Reading token t = {fmt_int(t)}", "Calculation", "FLOPs"), "dec"),
+        with_cache=fmt_int(with_cache),
+        without=fmt_int(without),
+        ratio=f"{without / with_cache:,.0f}",
+        crossover=fmt_int(crossover),
+        inside=crossover <= cfg.n_ctx,
+        n_ctx=fmt_int(cfg.n_ctx),
+        sequences=fmt_int(acc.cache_outweighs_weights(cfg)),
+        tex_file=doc(f"tables/generation-{cfg.name}.tex"),
+    )
 
 
-def sample_py_block(excerpts: list, sources: str) -> str:
+def training_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.TrainingCost:
+    """The whole-model page, one size: a training token's FLOPs beside 6N, and Adam's memory."""
+    total = acc.train_flops_per_token(cfg)
+    six = acc.six_n(cfg)
+    memory = acc.train_memory_rows(cfg)
+    memory_total = sum(r.value for r in memory)
+    flops_head = (f"Per token at T = {fmt_int(cfg.n_ctx)}", "Calculation", "FLOPs")
+    return blocks.TrainingCost(
+        flops=rows_table(acc.train_flop_rows(cfg), flops_head, "train"),
+        total=fmt_int(total),
+        kaplan_n=Markup(tex_int(acc.kaplan_n(cfg))),
+        six_n=Markup(tex_int(six)),
+        fewer=f"{100 * (total - six) / total:.1f}",
+        memory=rows_table(memory, ("Kept for each parameter", "Calculation", "Bytes"), "memory"),
+        per_param=memory_total // acc.params_total(cfg, "model"),
+        memory_total=fmt_int(memory_total),
+        tex_file=doc(f"tables/training-{cfg.name}.tex"),
+    )
+
+
+def sample_py_block(excerpts: list, sources: str) -> blocks.SamplePy:
     """gpt-2's loop: the lines a PyPI copy vouches for, quoted in Code tabs; the rest linked."""
     base = f"https://github.com/openai/gpt-2/blob/{excerpts[0].repo.commit}/src/sample.py"
-
-    def link(name: str, a: int, b: int) -> str:
-        lines, anchor = (f"line {a}", f"L{a}") if a == b else (f"lines {a}–{b}", f"L{a}-L{b}")
-        return f"[{name}, {lines}]({base}#{anchor})"
-
-    links = [link(*item) for item in SAMPLE_LINKS]
-    return (
-        code_render.code_tabs(excerpts, prefix="gen-sample", sources=sources)
-        + "\n\nLinked, not quoted: "
-        + ", ".join(links[:-1])
-        + f" and {links[-1]}. Neither copy of this file on PyPI has those lines as they are "
-        "upstream (gpt-2-finetuning 1.0.14 rewrote them, gpt2-client 2.1.5 dropped top-p), so a "
-        "build without GitHub has nothing to check them against, and this site quotes only code "
-        "it has checked.\n"
+    return blocks.SamplePy(
+        tabs=Markup(code_render.code_tabs(excerpts, prefix="gen-sample", sources=sources)),
+        links=tuple(
+            blocks.LineLink(Markup(name), a, b, f"{base}#L{a}" if a == b else f"{base}#L{a}-L{b}")
+            for name, a, b in SAMPLE_LINKS
+        ),
+        rewrote=PYPI_COPIES[0],
+        dropped=PYPI_COPIES[1],
     )
 
 
 def macros(page) -> dict[str, Callable[..., str]]:
+    from generator.pages import size_tabs
+
     def settings():
         return page.site.settings
 
@@ -290,16 +272,20 @@ def macros(page) -> dict[str, Callable[..., str]]:
         excerpts = [page._excerpt(i) for i in ids]
         return code_render.code_tabs(excerpts, prefix=prefix, sources=page.url_for("sources.md"))
 
+    def tabs(block: Callable[[ModelConfig, Callable[[str], str]], Block], note: str) -> str:
+        """One block per GPT-2 size in Material's tabs, then the note (Markdown) they share."""
+        return size_tabs(lambda cfg: page.render_block(block(cfg, page._doc))) + f"\n{note}\n"
+
     return {
         "generation_filters": lambda: page.render_block(filters_block(settings())),
         "generation_continuation": lambda: page.render_block(continuation_block(settings())),
         "generation_toy": lambda: page.render_block(toy_block()),
-        "generation_top_p_note": lambda: top_p_note(settings()),
-        "generation_cache": lambda: cache_block(page._doc),
+        "generation_top_p_note": lambda: page.render_block(top_p_note(settings())),
+        "generation_cache": lambda: tabs(cache_cost, acc.DECODE_NOTE),
         "generation_code": lambda: code(CODE, "gen"),
         "generation_hf_code": lambda: code(HF_CODE, "gen-hf"),
-        "generation_sample_py": lambda: sample_py_block(
-            [page._excerpt(i) for i in SAMPLE_CODE], page.url_for("sources.md")
+        "generation_sample_py": lambda: page.render_block(
+            sample_py_block([page._excerpt(i) for i in SAMPLE_CODE], page.url_for("sources.md"))
         ),
-        "training_cost": lambda: training_block(page._doc),
+        "training_cost": lambda: tabs(training_cost, acc.TRAIN_NOTE),
     }
