@@ -13,12 +13,13 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator import accounting as acc
+from generator import blocks
 from generator.config import CONFIGS, SIZES
 from generator.engine import forward
 from generator.engine.layers import softmax
-from generator.engine.sampling import process
-from generator.generation import data
-from generator.generation.feature import SAMPLE_CODE, SAMPLE_LINKS
+from generator.engine.sampling import Chosen, process
+from generator.generation import data, feature
+from generator.generation.feature import PYPI_COPIES, SAMPLE_CODE, SAMPLE_LINKS
 from generator.render.code import fence_id
 from generator.settings import Settings
 from generator.sources import load_lock, omission_marker, resolve_all
@@ -58,6 +59,51 @@ def test_each_choice_has_the_probability_of_a_full_recompute():
         assert ch.prob == pytest.approx(float(probs[ch.token]), abs=1e-9)
         assert ch.prob > 0
         ids.append(ch.token)
+
+
+def test_hostile_token_texts_reach_the_tables_as_text_and_a_site_can_override_a_grid(
+    monkeypatch, tmp_path: Path
+):
+    """Token texts are the tokenizer's, not ours: the templates escape them (and the "<0.1%" of
+    a near-zero probability), so the blocks show them exactly and add no tag; a template in the
+    site's custom_dir/itm replaces the generator's, inside the blocks that nest it too."""
+    evil = ["<|endoftext|>", '<script>alert("x")</script>', " a&b", "</code><i>'"]
+    probs = np.array([0.0, 0.9996, 0.0003, 0.0001])
+    run = data.Continuation(
+        cfg=CONFIGS["gpt2"],
+        is_gpt2=True,
+        prompt=evil[:3],
+        chosen=[Chosen(position=3, token=3, prob=0.0001, candidates=[(1, 0.9996), (3, 0.0001)])],
+        texts=dict(enumerate(evil)),
+        unsure=2,
+        top_p=(0.9, 1, 1),
+        filters=[("top-k <2>", probs)],
+    )
+    monkeypatch.setattr(data, "continuation", lambda settings: run)
+    for block in (feature.filters_block(None), feature.continuation_block(None)):
+        soup = BeautifulSoup(blocks.render(block), "html.parser")
+        assert not soup.select("script, i"), block.template
+        shown = {code.get_text() for code in soup.select("code")}
+        assert feature.show(evil[3]) in shown, block.template
+        assert "<0.1%" in soup.get_text() and ">99.9%" in soup.get_text()
+    filters = BeautifulSoup(blocks.render(feature.filters_block(None)), "html.parser")
+    assert [th.get_text() for th in filters.select("thead th")] == ["token", "top-k <2>"]
+    assert feature.show("".join(evil[1:3])) in {c.get_text() for c in filters.select("code")}
+
+    (tmp_path / "itm").mkdir()
+    (tmp_path / "itm" / "generation_kv_grid.html").write_text(
+        "<table class=mine>{{ name }}</table>"
+    )
+    toy = blocks.render(feature.toy_block(), tmp_path)
+    assert toy.count("<table class=mine>K</table><table class=mine>V</table>") == len(
+        data.TOY_CHUNKS
+    )
+    assert toy.count('class="itm-wt-grid itm-gen-row"') == len(data.TOY_CHUNKS)  # not overridden
+
+
+def test_the_pypi_copies_named_are_the_locks_mirrors_of_sample_py():
+    mirrors = load_lock(ROOT / "sources/lock.toml").mirrors_for("openai/gpt-2", "src/sample.py")
+    assert set(PYPI_COPIES) == {f"{m.package} {m.version}" for m in mirrors}  # one per offset
 
 
 @pytest.mark.slow
