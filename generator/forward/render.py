@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
-from generator import blocks
 from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
+from generator.forward.blocks import (
+    Howto,
+    Predictions,
+    RemovalRow,
+    Removals,
+    ScoreRow,
+    ScoresTable,
+    SourceNote,
+    Tokens,
+)
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.head_images import colour, hex_colour, text_colour
 from generator.forward.literature import compare, verdict
@@ -50,25 +57,6 @@ def fmt_prob(p: float) -> str:
 
 
 # -- which model ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SourceNote(blocks.Block):
-    """Which model the page shows. GPT-2: repo/revision/origin set; the stand-in: its record."""
-
-    template: ClassVar[str] = "forward_source.html"
-    model: str
-    weights_file: str
-    sha256: str
-    repo: str = ""  # GPT-2's hub repo ("" for the stand-in)
-    revision: str = ""
-    origin: str = ""  # where the build found GPT-2's files
-    n_layer: int = 0  # the stand-in's shape and training
-    n_head: int = 0
-    d_model: int = 0
-    vocab: str = ""
-    steps: str = ""
-    final_loss: float = 0.0
-
-
 def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
     """The note at the top of the page: GPT-2's pinned weights, or the stand-in and its training."""
     if isinstance(fp.source, Gpt2Source):
@@ -109,18 +97,6 @@ def description(fp: ForwardPass) -> str:
 
 
 # -- tokens --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Tokens(blocks.Block):
-    """The prompt and its tokens, the repeated ones marked."""
-
-    template: ClassVar[str] = "forward_tokens.html"
-    prompt: str
-    tokens: tuple[tuple[str, bool], ...]  # (shown text, its token appeared before)
-    n_repeat: int
-    first_repeat: int | None
-    tokenizer: str
-
-
 def tokens_block(fp: ForwardPass) -> Tokens:
     repeated = fp.repeated
     return Tokens(
@@ -296,23 +272,6 @@ def gallery_block(fp: ForwardPass, url: Url) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ScoreRow:
-    anchor: str  # the head's anchor in the gallery
-    label: str  # "5.1"
-    scores: tuple[str, str, str]  # previous-token, induction, first-token (formatted)
-    kinds: str  # what the page points it out as, "–" for nothing
-
-
-@dataclass(frozen=True)
-class ScoresTable(blocks.Block):
-    """Every head's three scores, and what evenly spread attention would score."""
-
-    template: ClassVar[str] = "forward_scores.html"
-    chance: tuple[str, str, str]
-    rows: tuple[ScoreRow, ...]
-
-
 def scores_table(fp: ForwardPass) -> ScoresTable:
     """Every head's three scores, as a table (the gallery's numbers, readable without images)."""
     rows = tuple(
@@ -332,18 +291,6 @@ def scores_table(fp: ForwardPass) -> ScoresTable:
 
 
 # -- predictions -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Predictions(blocks.Block):
-    """The most likely next tokens after the prompt, and the top guess at every position."""
-
-    template: ClassVar[str] = "forward_predictions.html"
-    last: str  # the prompt's last token, shown
-    top: tuple[tuple[int, str, str, str], ...]  # (rank, token, bar width %, probability)
-    steps: tuple[tuple[int, str, str, str], ...]  # (position, token, top guess, actual next)
-    hits: int  # positions whose top guess is the actual next token
-    hits_repeat: int  # of those, inside the repeated phrase
-
-
 def predictions_block(fp: ForwardPass) -> Predictions:
     best = max(p for _, p in fp.top_next)
     top = tuple(
@@ -369,27 +316,6 @@ def predictions_block(fp: ForwardPass) -> Predictions:
 
 
 # -- removing heads --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RemovalRow:
-    anchor: str  # the removed head's anchor; "" for the intact model
-    label: str
-    kinds: str
-    right: str  # mean probability of the right answers, formatted
-    hits: int  # repeat positions where the right answer is the top guess
-    top: str  # the top guess after the last token, shown
-    top_prob: str
-
-
-@dataclass(frozen=True)
-class Removals(blocks.Block):
-    """The prompt's predictions with each pointed-out head removed; the intact model first."""
-
-    template: ClassVar[str] = "forward_removals.html"
-    n_repeat: int  # positions where copying gives the right answer
-    last: str  # the prompt's last token, shown
-    rows: tuple[RemovalRow, ...]
-
-
 def removal_block(fp: ForwardPass) -> Removals:
     """The prompt's predictions with each pointed-out head removed, next to the intact model's."""
     kinds = {(h.layer, h.head): h.kinds for h in fp.heads}
@@ -455,21 +381,6 @@ def training_block(fp: ForwardPass, url: Url) -> str:
 
 
 # -- how to get GPT-2's heads ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Howto(blocks.Block):
-    """The pinned GPT-2 files and where the build looks for them."""
-
-    template: ClassVar[str] = "forward_howto.html"
-    found: str  # where this build found them, "" if it did not
-    repo: str
-    revision: str
-    pins_file: str
-    files: tuple[tuple[str, str, str], ...]  # (name, bytes formatted, sha256)
-    weights_variable: str  # the pin's variable, e.g. ITM_GPT2_WEIGHTS
-    weights_file: str
-    prompt_variable: str
-
-
 def howto_block(fp: ForwardPass, pin: CheckpointPin) -> Howto:
     return Howto(
         found=fp.source.where if fp.source.is_gpt2 else "",
