@@ -42,6 +42,7 @@ CACHED = """
 import json, sys, time, pathlib
 start = time.perf_counter()
 from generator.forward import current
+from generator import blocks
 from generator.forward import feature, render
 from generator.settings import Settings
 from generator.inputs import BuildInputs
@@ -49,7 +50,7 @@ settings = Settings.load(pathlib.Path({root!r}))
 fp = current(settings)
 site = BuildInputs(settings, excerpts={{}})  # files() reads only the settings
 files = feature.files(site)
-gallery = render.gallery_block(fp, lambda p: "../" + p)
+gallery = blocks.render(render.gallery_block(fp, lambda p: "../" + p))
 print(json.dumps({{
     "wall": time.perf_counter() - start,
     "torch": "torch" in sys.modules,

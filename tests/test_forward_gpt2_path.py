@@ -59,10 +59,10 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     assert pin.revision in note and pin.files["model.safetensors"].sha256 in note
     assert "ITM_GPT2_WEIGHTS" in note  # where the files were found
     assert "GPT-2 small's own blocks" in render.description(fp)  # the page's meta description
-    literature = render.literature_block(fp)  # heads the papers name, beside this run's scores
-    assert literature.count("<li ") == 4 and "Wang et al. 2022" in literature
+    found = blocks.render(render.found_block(fp))  # with the heads the papers name, and scores
+    assert found.count("<li data-head=") == 4 and "Wang et al. 2022" in found
 
-    gallery = render.gallery_block(fp, lambda path: path)
+    gallery = blocks.render(render.gallery_block(fp, lambda path: path))
     assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head
     files = feature.files(BuildInputs(settings, excerpts={}))
     assert sum(name.endswith(".svg") for name in files) == TINY.n_layer * TINY.n_head

@@ -46,7 +46,115 @@ class Tokens(Block):
     tokenizer: str
 
 
+# -- residual stream -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ResidualCell:
+    background: str  # "#rrggbb": the norm's colour, on a log scale over the whole table
+    colour: str  # "#000" or "#fff", whichever reads better on the background
+    value: str  # the norm, two decimals (the cell's title)
+    short: str  # the norm in at most four characters (the cell's text)
+
+
+@dataclass(frozen=True)
+class ResidualRow:
+    label: str  # "embedding", "after block 0", ...
+    cells: tuple[ResidualCell, ...]  # one per position
+
+
+@dataclass(frozen=True)
+class ResidualStream(Block):
+    """‖x‖ of the residual stream at every position, entering block 0 and after each block."""
+
+    template: ClassVar[str] = "forward_residual.html"
+    tokens: tuple[str, ...]  # the column heads, shown
+    rows: tuple[ResidualRow, ...]  # n_layer + 1 rows
+    median_growth: str  # last row / first row at the median position (after the first), "3.1"
+    first_growth: str  # the same at position 0
+
+
 # -- heads -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HeadLink:
+    anchor: str  # the head's anchor in the gallery
+    label: str  # "5.1"
+    score: str  # its score of the kind listed, formatted
+
+
+@dataclass(frozen=True)
+class FoundKind:
+    """One head type: what it does, its threshold, and the strongest heads that reach it."""
+
+    kind: str  # a key of analysis.KINDS
+    name: str  # "previous-token heads"
+    what: str  # what such a head does ("" when the name says it)
+    badge: str  # the gallery's badge for it, "P"
+    threshold: str
+    chance: str | None  # what even attention would score; None: the prompt cannot test it
+    heads: tuple[HeadLink, ...]  # strongest first, at most six
+    more: int  # how many more reach the threshold
+
+
+@dataclass(frozen=True)
+class LiteratureHead:
+    """A head published work names, and what this prompt's scores say about it."""
+
+    label: str
+    anchor: str
+    agrees: bool  # the page's classifier marks it as that kind too
+    kind: str
+    source: str  # the paper
+    verdict: str  # one sentence (literature.verdict)
+
+
+@dataclass(frozen=True)
+class Literature(Block):
+    """For GPT-2's own weights: the heads the papers name, next to this page's scores."""
+
+    template: ClassVar[str] = "forward_literature.html"
+    heads: tuple[LiteratureHead, ...]
+
+
+@dataclass(frozen=True)
+class FoundHeads(Block):
+    """The head types the scores point out, strongest heads first, with their scores."""
+
+    template: ClassVar[str] = "forward_found.html"
+    kinds: tuple[FoundKind, ...]  # in analysis.KINDS order
+    literature: Literature | None  # None for the stand-in
+
+
+@dataclass(frozen=True)
+class GalleryHead:
+    layer: int
+    head: int
+    anchor: str
+    label: str  # "5.1"
+    view: str  # link to the large labelled view (SVG)
+    thumbnail: str  # link to the thumbnail (PNG, one pixel per query and key)
+    previous_token: str  # the three scores, formatted ("–" for none)
+    induction: str
+    first_token: str
+    kinds: tuple[tuple[str, str], ...]  # (kind, badge) for each kind the page points it out as
+
+
+@dataclass(frozen=True)
+class GalleryRow:
+    layer: int
+    heads: tuple[GalleryHead, ...]  # n_head, in order
+
+
+@dataclass(frozen=True)
+class Gallery(Block):
+    """layers × heads thumbnails, each linking to its large view; the viewer forward.js fills."""
+
+    template: ClassVar[str] = "forward_gallery.html"
+    n_layer: int
+    n_head: int
+    size: int  # T: a thumbnail's width and height in pixels
+    rows: tuple[GalleryRow, ...]  # n_layer
+    badges: tuple[tuple[str, str], ...]  # (badge, kind) for the legend
+
+
 @dataclass(frozen=True)
 class ScoreRow:
     anchor: str  # the head's anchor in the gallery
@@ -97,6 +205,41 @@ class Removals(Block):
     n_repeat: int  # positions where copying gives the right answer
     last: str  # the prompt's last token, shown
     rows: tuple[RemovalRow, ...]
+
+
+# -- the stand-in's training -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Probe:
+    step: str  # the training step, formatted
+    score: str  # the best head's score there
+
+
+@dataclass(frozen=True)
+class Reached:
+    """When the best head's score of one kind first reached the page's threshold in training."""
+
+    kind: str
+    threshold: str  # as the page states it, "0.3"
+    at: Probe | None  # the first probe at or above it; None: never
+    before: Probe | None  # the probe before that, for contrast (None at the first probe)
+
+
+@dataclass(frozen=True)
+class Training(Block):
+    """For the stand-in: how its heads formed during training, and the training figure."""
+
+    template: ClassVar[str] = "forward_training.md"
+    probe_every: str  # steps between probes, formatted
+    previous_token: Reached
+    induction: Reached
+    figure: str  # link to the figure (SVG)
+    width: int  # px the page shows the figure at
+    height: int
+    first_loss: str  # the training loss at the first and the last probe
+    last_loss: str
+    last_step: str
+    first_induction: str  # the best head's induction score at the first and the last probe
+    last_induction: str
 
 
 # -- how to get GPT-2's heads ------------------------------------------------------------------------

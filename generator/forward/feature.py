@@ -91,15 +91,20 @@ def macros(page) -> dict[str, Callable[..., str]]:
         page.meta["description"] = render.description(fp())
         return page.render_block(render.source_note(fp(), _pin(page.site)))
 
+    def training() -> str:
+        """How the stand-in's heads formed (nothing for GPT-2's weights)."""
+        block = render.training_block(fp(), url)
+        return page.render_block(block) if block else ""
+
     return {
         "forward_source": source,
         "forward_tokens": lambda: page.render_block(render.tokens_block(fp())),
-        "forward_residual": lambda: render.residual_block(fp()),
-        "forward_found": lambda: render.found_block(fp(), url),
-        "forward_gallery": lambda: render.gallery_block(fp(), url),
+        "forward_residual": lambda: page.render_block(render.residual_block(fp())),
+        "forward_found": lambda: page.render_block(render.found_block(fp())),
+        "forward_gallery": lambda: page.render_block(render.gallery_block(fp(), url)),
         "forward_scores": lambda: page.render_block(render.scores_table(fp())),
         "forward_predictions": lambda: page.render_block(render.predictions_block(fp())),
         "forward_removals": lambda: page.render_block(render.removal_block(fp())),
-        "forward_training": lambda: render.training_block(fp(), url),
+        "forward_training": training,
         "forward_howto": lambda: page.render_block(render.howto_block(fp(), _pin(page.site))),
     }

@@ -1,27 +1,42 @@
-"""The forward-pass page's HTML blocks, each rendered from a ForwardPass at build time.
+"""The forward-pass page's blocks, each filled from a ForwardPass at build time.
 
-Every block reads well without JavaScript: the gallery's cells link to each head's large view
-(an SVG file); forward.js only opens that view in place and moves between heads.
+Each function gathers one block's data (generator/forward/blocks.py); its template in
+generator/templates/forward_*.html holds the markup. Every block reads well without JavaScript:
+the gallery's cells link to each head's large view (an SVG file); forward.js only opens that
+view in place and moves between heads.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 
 import numpy as np
 
 from generator.forward.ablation import repeat_positions
-from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, HeadScore, head_anchor, strongest
+from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, head_anchor, strongest
 from generator.forward.blocks import (
+    FoundHeads,
+    FoundKind,
+    Gallery,
+    GalleryHead,
+    GalleryRow,
+    HeadLink,
     Howto,
+    Literature,
+    LiteratureHead,
     Predictions,
+    Probe,
+    Reached,
     RemovalRow,
     Removals,
+    ResidualCell,
+    ResidualRow,
+    ResidualStream,
     ScoreRow,
     ScoresTable,
     SourceNote,
     Tokens,
+    Training,
 )
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
 from generator.forward.head_images import colour, hex_colour, text_colour
@@ -31,10 +46,13 @@ from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
 from generator.render.numbers import fmt_int
 
-KIND_TEXT = {
-    "previous-token": "previous-token heads: each position looks at the one just before it",
-    "induction": "induction heads: a repeated token looks at what followed its earlier copy",
-    "first-token": "heads that rest on the first token when nothing else is worth attending to",
+KIND_TEXT = {  # kind -> (what the page calls such heads, what they do)
+    "previous-token": ("previous-token heads", "each position looks at the one just before it"),
+    "induction": ("induction heads", "a repeated token looks at what followed its earlier copy"),
+    "first-token": (
+        "heads that rest on the first token when nothing else is worth attending to",
+        "",  # the name says it
+    ),
 }
 Url = Callable[[str], str]  # site path -> link relative to the page
 
@@ -115,38 +133,27 @@ def _tokenizer_name(fp: ForwardPass) -> str:
 
 
 # -- residual stream -------------------------------------------------------------------------------
-def residual_block(fp: ForwardPass) -> str:
+def residual_block(fp: ForwardPass) -> ResidualStream:
     norms = fp.residual_norms  # [n_layer + 1, T]
     logs = np.log(norms)
     low, high = float(logs.min()), float(logs.max())
     span = high - low or 1.0
-    head = "".join(
-        f'<th scope="col" title="position {i}">{html.escape(show(t))}</th>'
-        for i, t in enumerate(fp.tokens)
-    )
     rows = []
     for r, row in enumerate(norms):
-        label = "embedding" if r == 0 else f"after block {r - 1}"
         cells = []
-        for i, value in enumerate(row):
+        for value in row:
             rgb = colour(np.array(0.85 * (np.log(value) - low) / span))
             cells.append(
-                f'<td style="background:{hex_colour(rgb)};color:{text_colour(rgb)}" '
-                f'title="{label}, position {i}: {value:.2f}">{_short(value)}</td>'
+                ResidualCell(hex_colour(rgb), text_colour(rgb), f"{value:.2f}", _short(value))
             )
-        rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
+        rows.append(ResidualRow("embedding" if r == 0 else f"after block {r - 1}", tuple(cells)))
     growth = norms[-1] / norms[0]
     median = float(np.median(growth[1:])) if len(growth) > 1 else float(growth[0])
-    first = float(growth[0])
-    return (
-        '<div class="itm-residual" role="region" aria-label="Residual stream norms" tabindex="0">'
-        '<table class="itm-residual__table">'
-        f"<caption>‖x‖, the length of the residual-stream vector, at each position (columns) "
-        f"entering block 0 and after each block (rows); colour on a log scale.</caption>"
-        f'<thead><tr><th scope="col">stream</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>\n"
-        f'<p class="itm-note">From the embedding to the last block the median position\'s vector '
-        f"grows {median:.1f}×; the first position's grows {first:.1f}×.</p>\n"
+    return ResidualStream(
+        tokens=tuple(show(t) for t in fp.tokens),
+        rows=tuple(rows),
+        median_growth=f"{median:.1f}",
+        first_growth=f"{float(growth[0]):.1f}",
     )
 
 
@@ -162,113 +169,74 @@ def _short(value: float) -> str:
 
 
 # -- heads -----------------------------------------------------------------------------------------
-def found_block(fp: ForwardPass, url: Url) -> str:
+def found_block(fp: ForwardPass) -> FoundHeads:
     """The head types the scores point out, strongest heads first, with their scores."""
-    items = []
+    kinds = []
     for kind in KINDS:
         chance = fp.chance[kind]
-        if chance is None:
-            items.append(f"<li>{KIND_TEXT[kind]}: the prompt repeats no token to test this.</li>")
-            continue
         named = [h for h in strongest(fp.heads, kind, n=len(fp.heads)) if kind in h.kinds]
-        links = ", ".join(_head_link(h, kind) for h in named[:6]) or "none reach the threshold"
-        more = f" and {len(named) - 6} more" if len(named) > 6 else ""
-        items.append(
-            f'<li data-kind="{kind}"><strong>{KIND_TEXT[kind].split(":")[0]}</strong> '
-            f'<span class="itm-kind-badge itm-kind-badge--{SHORT[kind]}">{SHORT[kind]}</span>'
-            f"{KIND_TEXT[kind][len(KIND_TEXT[kind].split(':')[0]) :]}. "
-            f"Score ≥ {THRESHOLDS[kind]:.2f} (even attention would score {chance:.2f}): "
-            f"{links}{more}.</li>"
+        name, what = KIND_TEXT[kind]
+        kinds.append(
+            FoundKind(
+                kind=kind,
+                name=name,
+                what=what,
+                badge=SHORT[kind],
+                threshold=f"{THRESHOLDS[kind]:.2f}",
+                chance=None if chance is None else fmt_score(chance),
+                heads=tuple(
+                    HeadLink(h.anchor, h.label, fmt_score(h.score(kind))) for h in named[:6]
+                ),
+                more=max(len(named) - 6, 0),
+            )
         )
-    found = '<ul class="itm-found">\n' + "\n".join(items) + "\n</ul>\n"
-    return found + literature_block(fp)
+    return FoundHeads(kinds=tuple(kinds), literature=literature_block(fp))
 
 
-def literature_block(fp: ForwardPass) -> str:
+def literature_block(fp: ForwardPass) -> Literature | None:
     """For GPT-2's own weights: the heads published work names, next to this page's scores, and
     whether the page's classifier agrees (said here when it does not)."""
     if not isinstance(fp.source, Gpt2Source):
-        return ""
-    items = [
-        f'<li data-head="{c.known.label}" data-agrees="{str(c.classified).lower()}">'
-        f'<a href="#{head_anchor(c.known.layer, c.known.head)}">{c.known.label}</a>, a '
-        f"{c.known.kind} head in {html.escape(c.known.source)}: {html.escape(verdict(c))}.</li>"
-        for c in compare(fp.heads)
-    ]
-    return (
-        "<p>Published interpretability work names some of GPT-2 small's heads (layer.head, both "
-        "counted from 0 as here). This prompt's scores for them:</p>\n"
-        '<ul class="itm-literature">\n' + "\n".join(items) + "\n</ul>\n"
-    )
-
-
-def _head_link(h: HeadScore, kind: str) -> str:
-    return f'<a href="#{h.anchor}">{h.label}</a> ({fmt_score(h.score(kind))})'
-
-
-def gallery_block(fp: ForwardPass, url: Url) -> str:
-    """layers × heads thumbnails; each links to its large view. The viewer is filled by JS."""
-    T = len(fp.tokens)
-    rows = []
-    by_layer: dict[int, list[HeadScore]] = {}
-    for h in fp.heads:
-        by_layer.setdefault(h.layer, []).append(h)
-    header = "".join(
-        f'<span class="itm-gallery__col">head {i}</span>' for i in range(fp.cfg.n_head)
-    )
-    for layer, heads in sorted(by_layer.items()):
-        cells = []
-        for h in heads:
-            kinds = "".join(
-                f'<abbr class="itm-kind-badge itm-kind-badge--{SHORT[k]}" title="{k}">{SHORT[k]}</abbr>'
-                for k in h.kinds
+        return None
+    return Literature(
+        heads=tuple(
+            LiteratureHead(
+                label=c.known.label,
+                anchor=head_anchor(c.known.layer, c.known.head),
+                agrees=c.classified,
+                kind=c.known.kind,
+                source=c.known.source,
+                verdict=verdict(c),
             )
-            described = (
-                f"Block {h.layer}, head {h.head}. Previous-token {fmt_score(h.previous_token)}, "
-                f"induction {fmt_score(h.induction)}, first-token {fmt_score(h.first_token)}"
-                + (f"; {', '.join(h.kinds)}" if h.kinds else "")
-            )
-            cells.append(
-                f'<a class="itm-head" id="{h.anchor}" href="{url(head_file(h.layer, h.head, "svg"))}" '
-                f'data-head="{h.label}" data-prev="{fmt_score(h.previous_token)}" '
-                f'data-induction="{fmt_score(h.induction)}" data-first="{fmt_score(h.first_token)}" '
-                f'data-kinds="{" ".join(h.kinds)}" aria-label="{html.escape(described)}">'
-                f'<img src="{url(head_file(h.layer, h.head, "png"))}" width="{T}" height="{T}" '
-                f'alt="" loading="lazy" decoding="async">'
-                f'<span class="itm-head__label">{h.label}</span>'
-                f'<span class="itm-head__kinds">{kinds}</span></a>'
-            )
-        rows.append(
-            f'<div class="itm-gallery__row" role="group" aria-label="Block {layer}">'
-            f'<span class="itm-gallery__layer">block {layer}</span>{"".join(cells)}</div>'
+            for c in compare(fp.heads)
         )
-    return (
-        f'<div class="itm-gallery" role="group" aria-label="{fp.cfg.n_layer} blocks × '
-        f'{fp.cfg.n_head} heads; the arrow keys move between heads" '
-        f'style="--itm-heads:{fp.cfg.n_head}" '
-        f'data-layers="{fp.cfg.n_layer}" data-heads="{fp.cfg.n_head}">'
-        f'<div class="itm-gallery__row itm-gallery__header" aria-hidden="true">'
-        f'<span class="itm-gallery__layer"></span>{header}</div>'
-        f"{''.join(rows)}</div>\n"
-        '<div class="itm-head-view" hidden role="dialog" aria-modal="false" '
-        'aria-labelledby="itm-head-view-title" tabindex="-1">'
-        '<div class="itm-head-view__bar">'
-        '<button type="button" class="itm-head-view__prev" aria-label="Previous head">‹</button>'
-        '<h3 id="itm-head-view-title" class="itm-head-view__title"></h3>'
-        '<button type="button" class="itm-head-view__next" aria-label="Next head">›</button>'
-        '<button type="button" class="itm-head-view__close" aria-label="Close">×</button></div>'
-        '<p class="itm-head-view__scores"></p>'
-        # Full size in a sideways-scrolling region: shrunk to a phone's width, the token labels
-        # (12 px in the SVG) would be unreadable.
-        '<div class="itm-head-view__scroll" tabindex="0" role="region" '
-        'aria-label="Attention pattern at full size (scrolls sideways)">'
-        '<img class="itm-head-view__image" alt=""></div>'
-        '<p class="itm-head-view__open"><a href="">Open this view on its own</a></p></div>\n'
-        f'<p class="itm-note">Each small square is one head\'s attention on the prompt: row i is '
-        f"where position i looks, column j the position it looks at; darker is more weight "
-        f"(colour ∝ √weight); the grey triangle is the future, hidden by the causal mask. "
-        f"Badges: {', '.join(f'{SHORT[k]} {k}' for k in KINDS)}. Select a head for its large "
-        "view with the tokens on both axes.</p>\n"
+    )
+
+
+def gallery_block(fp: ForwardPass, url: Url) -> Gallery:
+    """layers × heads thumbnails; each links to its large view. The viewer is filled by JS."""
+    by_layer: dict[int, list[GalleryHead]] = {}
+    for h in fp.heads:
+        by_layer.setdefault(h.layer, []).append(
+            GalleryHead(
+                layer=h.layer,
+                head=h.head,
+                anchor=h.anchor,
+                label=h.label,
+                view=url(head_file(h.layer, h.head, "svg")),
+                thumbnail=url(head_file(h.layer, h.head, "png")),
+                previous_token=fmt_score(h.previous_token),
+                induction=fmt_score(h.induction),
+                first_token=fmt_score(h.first_token),
+                kinds=tuple((k, SHORT[k]) for k in h.kinds),
+            )
+        )
+    return Gallery(
+        n_layer=fp.cfg.n_layer,
+        n_head=fp.cfg.n_head,
+        size=len(fp.tokens),
+        rows=tuple(GalleryRow(layer, tuple(heads)) for layer, heads in sorted(by_layer.items())),
+        badges=tuple((SHORT[k], k) for k in KINDS),
     )
 
 
@@ -341,42 +309,43 @@ def removal_block(fp: ForwardPass) -> Removals:
 
 
 # -- the stand-in's training -----------------------------------------------------------------------
-def training_block(fp: ForwardPass, url: Url) -> str:
+FIGURE_SIZE = (750, 460)  # px the page shows the training figure at (drawn 7.5 × 4.6 in)
+
+
+def training_block(fp: ForwardPass, url: Url) -> Training | None:
     """For the stand-in: how its heads formed during training (nothing for GPT-2's weights)."""
     if not isinstance(fp.source, StandinSource):
-        return ""
+        return None
     standin = fp.source.standin
     curve = standin.record["curve"]
     steps, induction = curve["step"], curve["induction"]
 
-    def reached(kind: str) -> str:
+    def reached(kind: str) -> Reached:
         index = first_reaching(curve, kind)
-        if index is None:
-            return f"the {kind} score never reaches its threshold ({THRESHOLDS[kind]})"
         scores = curve[CURVES[kind]]
-        text = (
-            f"the {kind} score reaches its threshold ({THRESHOLDS[kind]}) at step "
-            f"{fmt_int(steps[index])} with {scores[index]:.2f}"
-        )
-        if index > 0:  # the probe before, for contrast
-            text += f" (it was {scores[index - 1]:.2f} at step {fmt_int(steps[index - 1])})"
-        return text
 
-    alt = (
-        f"Training loss from {curve['loss'][0]:.2f} to {curve['loss'][-1]:.2f} over "
-        f"{fmt_int(steps[-1])} steps; the best head's induction score goes from "
-        f"{induction[0]:.2f} to {induction[-1]:.2f}; {reached('induction')}."
-    )
-    return (
-        "## How the stand-in learned this\n\n"
-        f"Every {fmt_int(standin.training.probe_every)} steps the training measured "
-        "the heads on a fixed set of probe sequences (random words with a phrase repeated): "
-        f"{reached('previous-token')}; {reached('induction')}. The figure shows the loss and "
-        "both scores at every probe.\n\n"
-        f'<figure class="itm-figure"><img src="{url(TRAINING_FILE)}" alt="{html.escape(alt)}" '
-        'width="750" height="460" loading="lazy">'
-        "<figcaption>Loss (top) and the best head's scores (bottom) during the stand-in's "
-        "training; dotted lines are the page's thresholds.</figcaption></figure>\n"
+        def probe(i: int) -> Probe:
+            return Probe(step=fmt_int(steps[i]), score=f"{scores[i]:.2f}")
+
+        return Reached(
+            kind=kind,
+            threshold=str(THRESHOLDS[kind]),
+            at=None if index is None else probe(index),
+            before=probe(index - 1) if index else None,
+        )
+
+    return Training(
+        probe_every=fmt_int(standin.training.probe_every),
+        previous_token=reached("previous-token"),
+        induction=reached("induction"),
+        figure=url(TRAINING_FILE),
+        width=FIGURE_SIZE[0],
+        height=FIGURE_SIZE[1],
+        first_loss=f"{curve['loss'][0]:.2f}",
+        last_loss=f"{curve['loss'][-1]:.2f}",
+        last_step=fmt_int(steps[-1]),
+        first_induction=f"{induction[0]:.2f}",
+        last_induction=f"{induction[-1]:.2f}",
     )
 
 
