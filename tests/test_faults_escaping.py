@@ -11,6 +11,7 @@ import markdown
 import pytest
 import yaml
 
+from generator import blocks
 from generator.render.code import code_tabs, evidence_card, literal, visible
 from generator.sources.excerpt import Excerpt, make_blocks
 from generator.sources.lock import Repo
@@ -79,7 +80,6 @@ def shown_code(page: str) -> list[str]:
 
 def sources_page_excerpt(excerpt) -> str:
     """The Sources page's plain listing of an excerpt, as pages.sources_index embeds it."""
-    from generator import blocks
     from generator.pages import plain_excerpt
 
     block = blocks.render(plain_excerpt(excerpt))
@@ -91,7 +91,7 @@ def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     excerpt = hostile_excerpt()
     source = {
         "tabs": lambda: code_tabs([excerpt], sources="../sources/"),
-        "card": lambda: evidence_card(excerpt, "claim <b>"),
+        "card": lambda: blocks.render(evidence_card(excerpt, "claim <b>")),
         "sources": lambda: sources_page_excerpt(excerpt),
     }[render]()
     page = site_markdown().convert(source)

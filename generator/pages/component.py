@@ -184,20 +184,19 @@ class ComponentMacros(PageContext):
         """Code tabs: the pinned excerpts, with upstream line numbers."""
         c = self._component()
         sources = self.url_for("sources.md")
-        return code_render.code_tabs([self._excerpt(i) for i in c.code], sources=sources)
+        excerpts = [self._excerpt(i) for i in c.code]
+        return code_render.code_tabs(excerpts, sources=sources, render=self.render_block)
 
     def sources(self) -> str:
         """ "Direct evidence" cards: a claim, where it stands, the pinned revision, the excerpt."""
         c = self._component()
         sources_page = self.url_for("sources.md")
-        return "\n".join(
-            code_render.evidence_card(
-                self._excerpt(s.excerpt),
-                s.claim,
-                sources_url=f"{sources_page}#{excerpt_anchor(s.excerpt)}" if sources_page else None,
-            )
-            for s in c.sources
-        )
+        cards = []
+        for s in c.sources:
+            cite = f"{sources_page}#{excerpt_anchor(s.excerpt)}" if sources_page else None
+            card = code_render.evidence_card(self._excerpt(s.excerpt), s.claim, sources_url=cite)
+            cards.append(self.render_block(card))
+        return "\n".join(cards)
 
     def _tex_link(self, key: str, kind: str, cfg: ModelConfig) -> str:
         return self._doc(table_path(key, kind, cfg))
@@ -214,6 +213,7 @@ class ComponentMacros(PageContext):
                 [self._excerpt(i) for i in diff.excerpts],
                 prefix=f"diff-{diff.key}",
                 sources=self.url_for("sources.md"),
+                render=self.render_block,
             )
             blocks.append(f"### {diff.title} {{ #diff-{diff.key} }}\n\n{text}\n\n{code}\n")
         return "\n".join(blocks)

@@ -1,5 +1,6 @@
 """Pinned excerpts as Markdown: fenced blocks with upstream line numbers, omission markers,
-Code tabs and "Direct evidence" cards. Pygments (via pymdownx.highlight) escapes the code.
+Code tabs and "Direct evidence" cards (blocks; their markup is templates/code_tab.md and
+templates/evidence_card.html). Pygments (via pymdownx.highlight) escapes the code.
 
 Upstream text is data, never markup: code is split on "\n" only (never str.splitlines, which
 also breaks at form feeds and Unicode separators), characters a browser or Markdown would
@@ -13,7 +14,12 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
+
+from generator.blocks import Block, Markup
+from generator.blocks import render as render_block
+from generator.render.blocks import CodeTab, EvidenceCard
 
 if TYPE_CHECKING:
     from generator.sources.lock import Repo
@@ -102,26 +108,41 @@ def excerpt_anchor(excerpt_id: str) -> str:
     return "ex-" + "".join(ch if ch.isalnum() else "-" for ch in excerpt_id)
 
 
-def code_tabs(excerpts: list[ExcerptLike], *, sources: str | None, prefix: str = "code") -> str:
-    """Material content tabs, one per excerpt, titled like "model.py 69–112", each captioned
-    with its permalink, license and evidence level, linked to its entry on the Sources page
-    (`sources`, that page's URL; None only in a build without one): wherever code is quoted, a
-    reader can see how it was checked.
-    `prefix` keeps fence ids unique when a page shows the same excerpt twice."""
-    tabs = []
-    for excerpt in excerpts:
-        body = excerpt_blocks(excerpt, prefix)
-        level = literal(getattr(excerpt, "evidence_level", ""))
-        if sources and level:
-            level = f'<a href="{html.escape(sources)}#{excerpt_anchor(excerpt.id)}">{level}</a>'
-        evidence = f" · evidence: {level}" if level else ""
-        caption = (
-            f'<a href="{html.escape(excerpt.permalink)}">{literal(excerpt.repo.name)} · '
-            f"{literal(excerpt.path)}</a> · {literal(excerpt.repo.license)}{evidence}\n"
-            "{: .itm-code-caption }\n"
-        )
-        tabs.append(f'=== "{literal(excerpt.label)}"\n\n{indent(caption + chr(10) + body)}')
-    return "\n".join(tabs)
+def indented_runs(excerpt: ExcerptLike, prefix: str) -> Markup:
+    """`excerpt_blocks` indented into a tab or a collapsed box, without its final "\n": Markdown
+    fences, whose code Pygments escapes."""
+    return Markup(indent(excerpt_blocks(excerpt, prefix).removesuffix("\n")))
+
+
+def code_tab(excerpt: ExcerptLike, *, sources: str | None, prefix: str = "code") -> CodeTab:
+    """A Material content tab titled like "model.py 69–112", captioned with its permalink,
+    license and evidence level, linked to its entry on the Sources page (`sources`, that page's
+    URL; None only in a build without one): wherever code is quoted, a reader can see how it
+    was checked. `prefix` keeps fence ids unique when a page shows the same excerpt twice."""
+    level = getattr(excerpt, "evidence_level", "")
+    return CodeTab(
+        label=Markup(literal(excerpt.label)),
+        permalink=excerpt.permalink,
+        repo=Markup(literal(excerpt.repo.name)),
+        path=Markup(literal(excerpt.path)),
+        license=Markup(literal(excerpt.repo.license)),
+        level=Markup(literal(level)),
+        level_href=f"{sources}#{excerpt_anchor(excerpt.id)}" if sources else None,
+        runs=indented_runs(excerpt, prefix),
+    )
+
+
+def code_tabs(
+    excerpts: list[ExcerptLike],
+    *,
+    sources: str | None,
+    prefix: str = "code",
+    render: Callable[[Block], str] = render_block,
+) -> str:
+    """One tab per excerpt (`code_tab`), each through `render` (a page's `render_block`, so
+    the site's override of the template applies)."""
+    tabs = [code_tab(excerpt, sources=sources, prefix=prefix) for excerpt in excerpts]
+    return "\n".join(render(tab) for tab in tabs)
 
 
 def span_label(excerpt) -> str:
@@ -130,25 +151,22 @@ def span_label(excerpt) -> str:
     return f"line {first}" if first == last else f"lines {first}–{last}"
 
 
-def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> str:
+def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> EvidenceCard:
     """A "Direct evidence" card: claim, repo and path, pinned revision link, lines, excerpt."""
     repo = excerpt.repo
-    owner = repo.name.split("/")[0]
-    status = literal(excerpt.evidence)
-    cite = f' · <a href="{html.escape(sources_url)}">cite</a>' if sources_url else ""
-    details = indent(excerpt_blocks(excerpt, "src"))
-    return (
-        '<div class="itm-evidence" markdown>\n'
-        '<p class="itm-evidence__kind">Direct evidence</p>\n'
-        f'<p class="itm-evidence__claim">{html.escape(claim)}</p>\n'
-        f'<p class="itm-evidence__where">{html.escape(owner)} · {html.escape(repo.name)} / '
-        f"{html.escape(excerpt.path)}</p>\n"
-        f'<p class="itm-evidence__pin">Pinned revision <a href="{html.escape(excerpt.permalink)}" '
-        f'title="{repo.commit}">{repo.short}&nbsp;↗</a> · {span_label(excerpt)} · '
-        f"{html.escape(repo.license)}{cite}</p>\n"
-        f'<p class="itm-evidence__status">{status}</p>\n\n'
-        f'??? quote "Read code excerpt"\n\n{details}\n'
-        "</div>\n"
+    return EvidenceCard(
+        claim=claim,
+        owner=repo.name.split("/")[0],
+        repo=repo.name,
+        path=excerpt.path,
+        permalink=excerpt.permalink,
+        commit=repo.commit,
+        short=repo.short,
+        lines=span_label(excerpt),
+        license=repo.license,
+        cite=sources_url,
+        status=Markup(literal(excerpt.evidence)),
+        runs=indented_runs(excerpt, "src"),
     )
 
 
