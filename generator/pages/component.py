@@ -8,7 +8,7 @@ from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
-from generator.render.diagram import architecture_svg
+from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int, tex_int
 from generator.render.tables import latex_tabular, markdown_table
 
@@ -78,7 +78,7 @@ class ComponentMacros(PageContext):
                 filename=ex.filename,
                 line=line_no,
             )
-        diagram = architecture_svg(
+        diagram = architecture_map(
             self.link, current=c.key, n_layer=CONFIGS["gpt2"].n_layer, uid=f"map-{c.key}"
         )
         return self.render_block(
@@ -89,7 +89,7 @@ class ComponentMacros(PageContext):
                 role=c.role,
                 formula=blocks.Markup(c.formula),
                 shapes=blocks.Markup(self.shapes()),
-                diagram=blocks.Markup(diagram),
+                diagram=blocks.Markup(self.render_block(diagram)),
             )
         )
 

@@ -11,7 +11,7 @@ from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
-from generator.render.diagram import architecture_svg
+from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int
 
 
@@ -149,9 +149,9 @@ class SiteMacros(PageContext):
     def architecture_map(self) -> str:
         """The whole-model diagram, every box a link to its component page."""
         n_layer = CONFIGS["gpt2"].n_layer
-        svg = architecture_svg(self.link, n_layer=n_layer, uid="map-home")
+        diagram = self.render_block(architecture_map(self.link, n_layer=n_layer, uid="map-home"))
         return self.render_block(
-            blocks.ArchitectureMap(diagram=blocks.Markup(svg), n_layer=n_layer)
+            blocks.ArchitectureMap(diagram=blocks.Markup(diagram), n_layer=n_layer)
         )
 
 

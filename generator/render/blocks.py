@@ -1,4 +1,4 @@
-"""The renderers' page blocks: Code tabs and "Direct evidence" cards.
+"""The renderers' page blocks: Code tabs, "Direct evidence" cards and the architecture map.
 
 Data only; the markup is in generator/templates/ (see generator/blocks.py). These live beside the
 renderers, not in generator/pages/, because renderers sit below pages: generator/pages/ imports
@@ -48,3 +48,42 @@ class EvidenceCard(Block):
     cite: str | None  # the excerpt's entry on the Sources page
     status: Markup  # literal(): how the excerpt was confirmed
     runs: Markup  # the fenced runs, indented into the "Read code excerpt" box, no final "\n"
+
+
+Point = tuple[str, str]  # x, y in the drawing's user units, formatted ("240", "206")
+
+
+@dataclass(frozen=True)
+class MapBox:
+    """One box of the map: an HTML link (a span without a page) placed over the drawing."""
+
+    key: str  # the component; data-light=KEY matches \htmlData{light=KEY} in formulas
+    label: str
+    title: str
+    href: str | None
+    current: bool  # the page being shown
+    kind: str  # "" | "frame" (the block's "Block × 12" label) | "add" (the embedding sum's +)
+    left: str  # position and size in percent of the drawing: "42.614%"
+    top: str
+    width: str
+    height: str
+
+
+@dataclass(frozen=True)
+class MapDiagram(Block):
+    """The architecture map: its lines in SVG, every box a link placed over them."""
+
+    template: ClassVar[str] = "map_diagram.html"
+    uid: str  # namespaces the SVG's ids, so several maps can share a page
+    n_layer: int
+    width: str  # the drawing's size in user units (its viewBox)
+    height: str
+    frame: tuple[str, str, str, str]  # the block's frame: x, y, w, h
+    stream: tuple[Point, Point]  # the residual stream: top, bottom
+    stream_label: Point
+    arrows: tuple[tuple[Point, ...], ...]  # each arrow's points: two a line, three an elbow
+    adds: tuple[tuple[Point, Point], ...]  # each + on the stream: circle's centre, glyph's baseline
+    add_radius: str
+    inputs_label: Point  # "token ids", above the model
+    outputs_label: Point  # "softmax → …", below it
+    boxes: tuple[MapBox, ...]
