@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import html
-
-from markupsafe import escape
-
 from generator import accounting, blocks
 from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.pages.blocks import SourcesAccount, SourcesEntry, SourcesRepo
 from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
-from generator.render.code import excerpt_anchor
+from generator.render.code import excerpt_anchor, literal
 from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int
 
@@ -96,47 +93,34 @@ class SiteMacros(PageContext):
         ):
             by_repo.setdefault(excerpt.repo.name, []).append(excerpt)
         used = pages_citing()
-        parts = []
+        repos = []
         for repo_name, excerpts in by_repo.items():
             repo = excerpts[0].repo
-            accounts = list(dict.fromkeys((ex.evidence_level, ex.evidence) for ex in excerpts))
             slug = "".join(ch if ch.isalnum() else "-" for ch in repo_name)
-            anchors = {account: f"ev-{slug}-{n}" for n, account in enumerate(accounts, 1)}
-            parts.append(
-                f"## {repo_name}\n\n"
-                f"- Repository: <{repo.url}>\n"
-                f"- Pinned revision: `{repo.short}` (full: `{repo.commit}`)\n"
-                f"- License: {code_render.literal(repo.license)}\n"
-                f"- Excerpts: {len(excerpts)}\n\n"
-                "How these excerpts were confirmed:\n\n"
-                + "".join(
-                    f'- <span id="{anchors[a]}"></span>**{escape(a[0])}**: {code_render.literal(a[1])}\n'
-                    for a in accounts
+            told = dict.fromkeys((ex.evidence_level, ex.evidence) for ex in excerpts)
+            accounts = {
+                (level, text): SourcesAccount(f"ev-{slug}-{n}", level, blocks.Markup(literal(text)))
+                for n, (level, text) in enumerate(told, 1)
+            }
+            entries = tuple(
+                sources_entry(
+                    ex,
+                    accounts[(ex.evidence_level, ex.evidence)],
+                    cited_on=tuple((title, self._doc(page)) for title, page in used.get(ex.id, [])),
                 )
+                for ex in excerpts
             )
-            for ex in excerpts:
-                pages = (
-                    ", ".join(
-                        f"[{escape(title)}]({self._doc(page)})"
-                        for title, page in used.get(ex.id, [])
-                    )
-                    or "quoted on no other page"
-                )
-                account = (ex.evidence_level, ex.evidence)
-                parts.append(
-                    f"### `{ex.id}` {{ #{excerpt_anchor(ex.id)} }}\n\n"
-                    f"<code>{code_render.literal(ex.path)}</code> · {code_render.span_label(ex)} · "
-                    f'<a href="{html.escape(ex.permalink)}">permalink</a> · '
-                    f"{code_render.literal(ex.repo.license)}\n\n"
-                    f"- Evidence: [{ex.evidence_level}](#{anchors[account]})\n"
-                    f"- sha256 of the excerpt text: `{ex.sha256}`\n"
-                    f"- Cited on: {pages}\n\n"
-                    f'<details class="quote"><summary>Excerpt</summary>'
-                    f"{self.render_block(plain_excerpt(ex))}</details>\n\n"
-                    f'<details class="note"><summary>Cite this excerpt</summary>'
-                    f"{self.render_block(citation(ex))}</details>\n"
-                )
-        return "\n".join(parts)
+            block = SourcesRepo(
+                name=repo_name,
+                url=repo.url,
+                short=repo.short,
+                commit=repo.commit,
+                license=blocks.Markup(literal(repo.license)),
+                accounts=tuple(accounts.values()),
+                entries=entries,
+            )
+            repos.append(self.render_block(block))
+        return "\n".join(repos)
 
     def flop_convention(self) -> str:
         return accounting.FLOP_CONVENTION
@@ -175,6 +159,25 @@ def pages_citing() -> dict[str, list[tuple[str, str]]]:
         for excerpt_id in dict.fromkeys(ids):
             used.setdefault(excerpt_id, []).append((title, page))
     return used
+
+
+def sources_entry(
+    ex, account: SourcesAccount, *, cited_on: tuple[tuple[str, str], ...]
+) -> SourcesEntry:
+    """An excerpt's entry on the Sources page; `cited_on` (title, link) of the pages quoting it."""
+    return SourcesEntry(
+        id=ex.id,
+        anchor=excerpt_anchor(ex.id),
+        path=blocks.Markup(literal(ex.path)),
+        lines=code_render.span_label(ex),
+        permalink=ex.permalink,
+        license=blocks.Markup(literal(ex.repo.license)),
+        account=account,
+        sha256=ex.sha256,
+        cited_on=cited_on,
+        excerpt=plain_excerpt(ex),
+        citation=citation(ex),
+    )
 
 
 def plain_excerpt(ex) -> blocks.PlainExcerpt:
