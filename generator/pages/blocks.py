@@ -1,4 +1,4 @@
-"""The page macros' own blocks (generator/pages/): the Sources page.
+"""The page macros' own blocks (generator/pages/): the Sources page and a component's numbers.
 
 Data only; the markup is in generator/templates/ (see generator/blocks.py). Text from the lock
 that lands in Markdown is passed as `Markup(literal(text))` (generator/render/code.py): HTML
@@ -53,3 +53,59 @@ class SourcesRepo(Block):
     license: Markup  # literal()
     accounts: tuple[SourcesAccount, ...]
     entries: tuple[SourcesEntry, ...]
+
+
+Dim = tuple[tuple[str, str | None], ...]  # one dimension's words: (text, glossary link or None)
+
+
+@dataclass(frozen=True)
+class TensorShape:
+    """A component's input or output: "in: $H$ [B batch, T positions, 768 d]"."""
+
+    direction: str  # "in" | "out"
+    symbol: Markup  # TeX for arithmatex: Markdown source, not HTML-escaped
+    dims: tuple[Dim, ...]
+
+
+@dataclass(frozen=True)
+class ShapeList(Block):
+    """One size's shapes on a component page: inputs, outputs, then its parameters."""
+
+    template: ClassVar[str] = "component_shape_list.md"
+    tensors: tuple[TensorShape, ...]
+    per_instance: str  # parameters of one instance, formatted
+    instances: int  # how many the model has (n_layer for a block's parts)
+    total: str  # per_instance × instances, formatted
+
+
+@dataclass(frozen=True)
+class Shapes(Block):
+    """The shapes box of a component page: a ShapeList per GPT-2 size, in size tabs."""
+
+    template: ClassVar[str] = "component_shapes.html"
+    tabs: Markup  # size_tabs() of the ShapeLists (Markdown)
+
+
+@dataclass(frozen=True)
+class ParameterCount(Block):
+    """One size's parameters of a component: per instance, the accounting table, the total."""
+
+    template: ClassVar[str] = "component_parameters.md"
+    per_instance: str  # formatted
+    table: Markup  # the accounting rows (a Markdown table, calculations in TeX)
+    instances: int
+    together: tuple[str, ...]  # the components this page counts together ("ln_1", "ln_2")
+    total: str  # all instances of `together`, formatted
+    per_instance_tex: str  # tex_int()
+    total_tex: str  # of this component's instances, tex_int()
+    latex: tuple[tuple[str, str], ...]  # (component, link to its LaTeX table)
+
+
+@dataclass(frozen=True)
+class FlopCount(Block):
+    """One size's forward FLOPs of a component per token, at the model's full context."""
+
+    template: ClassVar[str] = "component_flops.md"
+    n_ctx: str  # formatted
+    table: Markup  # the accounting rows (a Markdown table, calculations in TeX)
+    latex: str  # link to the LaTeX table

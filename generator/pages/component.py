@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import accounting, blocks
 from generator.components import COMPONENTS
 from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.pages.blocks import Dim, FlopCount, ParameterCount, ShapeList, Shapes, TensorShape
 from generator.pages.context import PageContext, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
@@ -28,8 +29,11 @@ PARAM_HEAD = ("Component", "Calculation", "Parameters")
 FLOP_HEAD = ("Operation", "Calculation", "FLOPs per token")
 
 
-def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig, glossary: str | None = None) -> str:
-    """ "[B batch, T positions, 768 d]": sizes from the config, symbols linked to the glossary."""
+def dims(
+    tensor_dims: tuple[str, ...], cfg: ModelConfig, glossary: str | None = None
+) -> tuple[Dim, ...]:
+    """ "B batch", "{d_model} d" -> the words of each dimension, sizes from the config, each
+    symbol with its glossary link (none without a glossary page)."""
     fields = {
         "d_model": fmt_int(cfg.d_model),
         "d_mlp": fmt_int(cfg.d_mlp),
@@ -40,13 +44,12 @@ def dims(tensor_dims: tuple[str, ...], cfg: ModelConfig, glossary: str | None = 
     }
     from generator.glossary import SYMBOLS
 
-    def word(w: str) -> str:
+    def word(w: str) -> tuple[str, str | None]:
         if glossary and w in SYMBOLS:
-            return f'<a class="itm-sym" href="{glossary}#sym-{SYMBOLS[w].anchor}">{w}</a>'
-        return w
+            return w, f"{glossary}#sym-{SYMBOLS[w].anchor}"
+        return w, None
 
-    parts = [" ".join(word(w) for w in d.format(**fields).split(" ")) for d in tensor_dims]
-    return "[" + ", ".join(parts) + "]"
+    return tuple(tuple(word(w) for w in d.format(**fields).split(" ")) for d in tensor_dims)
 
 
 class ComponentMacros(PageContext):
@@ -99,19 +102,22 @@ class ComponentMacros(PageContext):
 
         def render(cfg: ModelConfig) -> str:
             glossary = self.url_for("glossary.md")
-            lines = [f"- in: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.inputs]
-            lines += [f"- out: ${t.symbol}$ {dims(t.dims, cfg, glossary)}" for t in c.outputs]
+            tensors = tuple(
+                TensorShape(direction, blocks.Markup(t.symbol), dims(t.dims, cfg, glossary))
+                for direction, group in (("in", c.inputs), ("out", c.outputs))
+                for t in group
+            )
             per = accounting.params_per_instance(cfg, c.key)
             count = accounting.instances(cfg, c.key)
-            params = f'- parameters: <span data-q="params.per_instance">{fmt_int(per)}</span>'
-            if count > 1:
-                params += (
-                    f' · × {count} blocks = <span data-q="params.total">'
-                    f"{fmt_int(per * count)}</span>"
-                )
-            return "\n".join([*lines, params]) + "\n"
+            shapes = ShapeList(
+                tensors=tensors,
+                per_instance=fmt_int(per),
+                instances=count,
+                total=fmt_int(per * count),
+            )
+            return self.render_block(shapes)
 
-        return '<div class="itm-shapes" markdown>\n\n' + size_tabs(render) + "\n</div>\n"
+        return self.render_block(Shapes(tabs=blocks.Markup(size_tabs(render))))
 
     def parameters(self) -> str:
         """Per-instance accounting table per size, and the total across blocks."""
@@ -129,32 +135,23 @@ class ComponentMacros(PageContext):
                 total_label="Per-instance total",
                 quantity="params.table_total",
             )
-            parts = [
-                f"{fmt_int(per)} parameters per instance, across its learned components.\n",
-                "Exact per-instance accounting\n",
-                table,
-            ]
             together = [other for other in COMPONENTS if other.page == c.page]  # ln_1, ln_2
-            if count > 1 and len(together) > 1:
-                names = " and ".join(other.short for other in together)
-                total = sum(accounting.params_total(cfg, other.key) for other in together)
-                parts.append(
-                    f"Across {count} independent blocks, {names} together: "
-                    f"{fmt_int(per)} × {len(together)} × {count} = "
-                    f'<span data-q="params.page_total">{fmt_int(total)}</span> parameters.\n'
-                )
-            elif count > 1:
-                parts.append(
-                    f"Across {count} independent blocks: "
-                    f"${tex_int(per)} \\times {count} = {tex_int(per * count)}$ parameters.\n"
-                )
-            links = [
-                f"[{other.short}]({self._tex_link(other.key, 'params', cfg)})"
+            latex = tuple(
+                (other.short, self._tex_link(other.key, "params", cfg))
                 for other in together
                 if accounting.param_rows(cfg, other.key)
-            ]
-            parts.append(f"LaTeX source of this table: {', '.join(links)}\n")
-            return "\n".join(parts)
+            )
+            count_block = ParameterCount(
+                per_instance=fmt_int(per),
+                table=blocks.Markup(table),
+                instances=count,
+                together=tuple(other.short for other in together),
+                total=fmt_int(sum(accounting.params_total(cfg, other.key) for other in together)),
+                per_instance_tex=tex_int(per),
+                total_tex=tex_int(per * count),
+                latex=latex,
+            )
+            return self.render_block(count_block)
 
         return size_tabs(render)
 
@@ -172,11 +169,12 @@ class ComponentMacros(PageContext):
             table = markdown_table(
                 rows, head=FLOP_HEAD, total_label="Per-instance total", quantity="flops.per_token"
             )
-            tex = self._tex_link(c.key, "flops", cfg)
-            return (
-                f"At a context of {fmt_int(cfg.n_ctx)} tokens, per token, one instance:\n\n{table}"
-                f"\n[LaTeX source of this table]({tex})\n"
+            flops = FlopCount(
+                n_ctx=fmt_int(cfg.n_ctx),
+                table=blocks.Markup(table),
+                latex=self._tex_link(c.key, "flops", cfg),
             )
+            return self.render_block(flops)
 
         return size_tabs(render) + f"\n{accounting.FLOP_CONVENTION}\n"
 
