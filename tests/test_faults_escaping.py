@@ -106,6 +106,23 @@ def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     assert lines[11] == "nul␀esc␛[31m del␡"
 
 
+def test_a_sites_code_tab_override_applies_and_still_gets_inert_text(tmp_path) -> None:
+    """custom_dir/itm/code_tab.md replaces the Code tab's markup; the lock's text reaches even a
+    careless override already inert (literal() is applied to the data, not left to templates)."""
+    (tmp_path / "itm").mkdir()
+    (tmp_path / "itm" / "code_tab.md").write_text(
+        '=== "{{ label }}"\n\n    {{ license }} {{ path }}\n'
+    )
+    source = code_tabs(
+        [hostile_excerpt()], sources=None, render=lambda b: blocks.render(b, tmp_path)
+    )
+    assert "itm-code-caption" not in source  # the override, not the generator's own template
+    page = site_markdown().convert(source)
+    assert "<b>" not in page and "<i>" not in page
+    shown = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "MIT <b> src/evil<i>.py" in shown
+
+
 def test_visible_marks_every_character_a_page_would_not_show_as_is() -> None:
     """Tabs too: Python-Markdown expands them to spaces before fences are read, so a kept tab
     would reach the page as padding, not as the verified byte."""
