@@ -76,7 +76,7 @@ class ComponentHeader(Block):
     role: str
     formula: Markup  # TeX for arithmatex ("" for none): Markdown source, not HTML-escaped
     shapes: Markup  # the shapes block (Markdown with size tabs)
-    diagram: Markup  # the architecture SVG, this component highlighted
+    diagram: Block  # the architecture map (render.blocks.MapDiagram), this component highlighted
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class ArchitectureMap(Block):
     """The home page's whole-model diagram, every box a link."""
 
     template: ClassVar[str] = "architecture_map.html"
-    diagram: Markup
+    diagram: Block  # the map (render.blocks.MapDiagram), every box a link
     n_layer: int
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import blocks
+from generator.render.diagram import architecture_map
 from tests.site_helpers import ROOT
+
+
+def small_map() -> blocks.Block:
+    return architecture_map(lambda key: f"/{key}/", current="mlp", n_layer=12, uid="t")
 
 
 def callsite(code: str = "x = f(x)") -> blocks.CallSite:
@@ -17,8 +22,8 @@ def callsite(code: str = "x = f(x)") -> blocks.CallSite:
 def test_text_is_escaped_and_generated_markup_is_not() -> None:
     html = blocks.render(callsite("if a < b and c > 'd': <script>"))
     assert "&lt;script&gt;" in html and "<script>" not in html
-    arch = blocks.render(blocks.ArchitectureMap(diagram=blocks.Markup("<svg></svg>"), n_layer=12))
-    assert "<svg></svg>" in arch and "12 pre-norm blocks" in arch
+    arch = blocks.render(blocks.ArchitectureMap(diagram=small_map(), n_layer=12))
+    assert "<svg" in arch and 'href="/mlp/"' in arch and "12 pre-norm blocks" in arch
 
 
 def test_a_custom_dir_template_overrides_the_generators_own(tmp_path: Path) -> None:
@@ -38,7 +43,7 @@ def test_a_nested_block_is_rendered_by_its_own_overridable_template(tmp_path: Pa
         role="r",
         formula=blocks.Markup("H' = H"),  # TeX for arithmatex: not HTML-escaped
         shapes=blocks.Markup("- in"),
-        diagram=blocks.Markup("<svg/>"),
+        diagram=small_map(),
     )
     html = blocks.render(header, tmp_path)
     assert "<p class=mine>1</p>" in html and "H' = H" in html
@@ -53,5 +58,38 @@ def test_the_site_uses_material_custom_dir_for_overrides() -> None:
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
     assert (ROOT / config["theme"]["custom_dir"] / "main.html").exists()
-    every = {p.name for p in blocks.TEMPLATES.iterdir()}
-    assert {cls.template for cls in blocks.Block.__subclasses__()} <= every
+
+
+def every_block_class() -> set[type[blocks.Block]]:
+    """Every Block subclass in the generator (each module imported, subclasses of subclasses)."""
+    import importlib
+    import pkgutil
+
+    import generator
+
+    for module in pkgutil.walk_packages(generator.__path__, "generator."):
+        importlib.import_module(module.name)
+    found: set[type[blocks.Block]] = set()
+    todo = [blocks.Block]
+    while todo:
+        for cls in todo.pop().__subclasses__():
+            found.add(cls)
+            todo.append(cls)
+    return found
+
+
+def test_every_block_names_a_template_and_every_template_is_a_block_or_imported_by_one() -> None:
+    """No block points at a missing template and no template is dead markup: a file is either
+    some block's template or a macro file another template imports (admonition.html ...)."""
+    import re
+
+    files = {p.name: p.read_text(encoding="utf-8") for p in blocks.TEMPLATES.iterdir()}
+    used = {cls.template for cls in every_block_class()}
+    assert used <= set(files), used - set(files)
+    imported = {
+        name
+        for text in files.values()
+        for name in re.findall(r'{%-?\s*(?:from|import|include)\s+"([^"]+)"', text)
+    }
+    assert set(files) - used - imported == set()
+    assert all(text.startswith("{#") for text in files.values()), "each says what it renders"

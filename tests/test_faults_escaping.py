@@ -90,7 +90,7 @@ def sources_page_excerpt(excerpt) -> str:
 def test_hostile_lines_are_text_exact_and_visible(render: str) -> None:
     excerpt = hostile_excerpt()
     source = {
-        "tabs": lambda: code_tabs([excerpt], sources="../sources/"),
+        "tabs": lambda: code_tabs([excerpt], sources="../sources/", render=blocks.render),
         "card": lambda: blocks.render(evidence_card(excerpt, "claim <b>")),
         "sources": lambda: sources_page_excerpt(excerpt),
     }[render]()

@@ -1,7 +1,8 @@
 """The Generation page's blocks: their data here, their markup in generator/templates/generation_*.
 
-Texts (tokens, filter names) are plain strings that the templates escape; TeX, Markdown and the
-walkthrough's token chips are the generator's own and come as `Markup`. Numbers arrive formatted.
+Texts (tokens, filter names) are plain strings that the templates escape; TeX and Markdown are the
+generator's own and come as `Markup`; the walkthrough's token chip is nested as its own block.
+Numbers arrive formatted.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from generator.blocks import Block, Markup
+from generator.walkthrough.blocks import TokenChip
 
 
 # -- one distribution under each filter ----------------------------------------------------------
@@ -76,7 +78,7 @@ class Continuation(Block):
 class KvRow:
     """One position's key or value: its token, whether this step added it, its cells."""
 
-    chip: Markup  # the token chip (walkthrough.grids.token_chip)
+    chip: TokenChip  # the row's token, drawn as in the walkthrough
     state: str  # "new" (added by this step) or "cached"
     cells: tuple[tuple[str, str], ...]  # (background #rrggbb, value "−0.91") per column
 
@@ -97,7 +99,7 @@ class KvGrid(Block):
 class KeyScore:
     """One key as the step's last query sees it."""
 
-    chip: Markup  # the key's token chip
+    chip: TokenChip  # the key's token
     source: str  # "cached" or "new"
     score: str  # q·k / √d_head, "−∞" where masked
     weight: str  # the attention weight

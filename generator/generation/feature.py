@@ -15,7 +15,8 @@ from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.generation import blocks, data
 from generator.render import code as code_render
 from generator.render.numbers import fmt_int, tex_int
-from generator.walkthrough.grids import cell_colour, fmt_value, token_chip
+from generator.walkthrough.blocks import TokenChip
+from generator.walkthrough.grids import cell_colour, fmt_value
 from generator.walkthrough.toy import BLOCK, TOKEN_COLOURS
 
 HEAD = 0  # the head shown (numbered from 0, as on the walkthrough and the forward pass)
@@ -131,8 +132,9 @@ def continuation_block(settings) -> blocks.Continuation:
     )
 
 
-def _chip(tokens: tuple[str, ...], i: int) -> Markup:
-    return Markup(token_chip(tokens[i], TOKEN_COLOURS[i]))  # the walkthrough's own markup
+def _chip(tokens: tuple[str, ...], i: int) -> TokenChip:
+    """The walkthrough's token chip (nested, so a site's override of it applies here too)."""
+    return TokenChip(text=tokens[i], colour=TOKEN_COLOURS[i])
 
 
 def _kv_grid(
@@ -248,11 +250,16 @@ def training_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.Trainin
     )
 
 
-def sample_py_block(excerpts: list, sources: str) -> blocks.SamplePy:
-    """gpt-2's loop: the lines a PyPI copy vouches for, quoted in Code tabs; the rest linked."""
+def sample_py_block(
+    excerpts: list, sources: str, render: Callable[[Block], str]
+) -> blocks.SamplePy:
+    """gpt-2's loop: the lines a PyPI copy vouches for, quoted in Code tabs (each rendered by
+    `render`, the page's block renderer); the rest linked."""
     base = f"https://github.com/openai/gpt-2/blob/{excerpts[0].repo.commit}/src/sample.py"
     return blocks.SamplePy(
-        tabs=Markup(code_render.code_tabs(excerpts, prefix="gen-sample", sources=sources)),
+        tabs=Markup(
+            code_render.code_tabs(excerpts, prefix="gen-sample", sources=sources, render=render)
+        ),
         links=tuple(
             blocks.LineLink(Markup(name), a, b, f"{base}#L{a}" if a == b else f"{base}#L{a}-L{b}")
             for name, a, b in SAMPLE_LINKS
@@ -270,7 +277,9 @@ def macros(page) -> dict[str, Callable[..., str]]:
 
     def code(ids: tuple[str, ...], prefix: str) -> str:
         excerpts = [page._excerpt(i) for i in ids]
-        return code_render.code_tabs(excerpts, prefix=prefix, sources=page.url_for("sources.md"))
+        return code_render.code_tabs(
+            excerpts, prefix=prefix, sources=page.url_for("sources.md"), render=page.render_block
+        )
 
     def tabs(block: Callable[[ModelConfig, Callable[[str], str]], Block], note: str) -> str:
         """One block per GPT-2 size in Material's tabs, then the note (Markdown) they share."""
@@ -285,7 +294,11 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "generation_code": lambda: code(CODE, "gen"),
         "generation_hf_code": lambda: code(HF_CODE, "gen-hf"),
         "generation_sample_py": lambda: page.render_block(
-            sample_py_block([page._excerpt(i) for i in SAMPLE_CODE], page.url_for("sources.md"))
+            sample_py_block(
+                [page._excerpt(i) for i in SAMPLE_CODE],
+                page.url_for("sources.md"),
+                page.render_block,
+            )
         ),
         "training_cost": lambda: tabs(training_cost, acc.TRAIN_NOTE),
     }

@@ -92,7 +92,7 @@ class ComponentMacros(PageContext):
                 role=c.role,
                 formula=blocks.Markup(c.formula),
                 shapes=blocks.Markup(self.shapes()),
-                diagram=blocks.Markup(self.render_block(diagram)),
+                diagram=diagram,
             )
         )
 

@@ -133,10 +133,8 @@ class SiteMacros(PageContext):
     def architecture_map(self) -> str:
         """The whole-model diagram, every box a link to its component page."""
         n_layer = CONFIGS["gpt2"].n_layer
-        diagram = self.render_block(architecture_map(self.link, n_layer=n_layer, uid="map-home"))
-        return self.render_block(
-            blocks.ArchitectureMap(diagram=blocks.Markup(diagram), n_layer=n_layer)
-        )
+        diagram = architecture_map(self.link, n_layer=n_layer, uid="map-home")
+        return self.render_block(blocks.ArchitectureMap(diagram=diagram, n_layer=n_layer))
 
 
 def pages_citing() -> dict[str, list[tuple[str, str]]]:

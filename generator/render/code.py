@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from generator.blocks import Block, Markup
-from generator.blocks import render as render_block
 from generator.render.blocks import CodeTab, EvidenceCard
 
 if TYPE_CHECKING:
@@ -137,7 +136,7 @@ def code_tabs(
     *,
     sources: str | None,
     prefix: str = "code",
-    render: Callable[[Block], str] = render_block,
+    render: Callable[[Block], str],
 ) -> str:
     """One tab per excerpt (`code_tab`), each through `render` (a page's `render_block`, so
     the site's override of the template applies)."""

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from markupsafe import Markup
 
+from generator.blocks import Block
 from generator.engine import attention, step_lines
 from generator.errors import InputError
 from generator.render import code as code_render
@@ -56,10 +58,15 @@ def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
 
 
 def code_panel(
-    engine: EngineExcerpt, upstream: list, step_titles: dict[str, str], *, sources: str | None
+    engine: EngineExcerpt,
+    upstream: list,
+    step_titles: dict[str, str],
+    *,
+    sources: str | None,
+    render: Callable[[Block], str],
 ) -> CodePanel:
     """Our engine's function (lines tied to steps) beside the upstream tabs, whose evidence
-    links to `sources` (the Sources page's URL)."""
+    links to `sources` (the Sources page's URL); `render` is the page's block renderer."""
     return CodePanel(
         block_id=engine.block_id,
         path=engine.path,
@@ -72,5 +79,7 @@ def code_panel(
         fence=Markup(
             code_render.fence(engine.text, first_line=engine.first_line, block_id=engine.block_id)
         ),
-        tabs=Markup(textwrap.dedent(code_render.code_tabs(upstream, sources=sources))),
+        tabs=Markup(
+            textwrap.dedent(code_render.code_tabs(upstream, sources=sources, render=render))
+        ),
     )

@@ -137,7 +137,13 @@ class WalkthroughMacros:
         upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in UPSTREAM]
         titles = {step.key: step.title for step in STEPS}
         sources = self.page.url_for("sources.md")
-        panel = code_panel(engine_excerpt(site.root), upstream, titles, sources=sources)
+        panel = code_panel(
+            engine_excerpt(site.root),
+            upstream,
+            titles,
+            sources=sources,
+            render=self.page.render_block,
+        )
         return self.page.render_block(panel)
 
     # -- parts -------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ fmt_value() and cell_colour() in step with their twins in docs/assets/walkthroug
 
 from __future__ import annotations
 
-from generator.blocks import render
 from generator.render.numbers import fmt_int
 from generator.walkthrough.blocks import (
     Cell,
@@ -77,11 +76,6 @@ def column_labels(data: dict, key: str, n_cols: int) -> list[tuple[str, str]]:
             for c in range(n_cols)
         ]
     return [(str(c + 1), f"column {c + 1}") for c in range(n_cols)]
-
-
-def token_chip(token: str, colour: str) -> str:
-    """The chip as HTML, for pages still built in Python; blocks nest TokenChip with `| block`."""
-    return render(TokenChip(text=token, colour=colour))
 
 
 def grid(data: dict, key: str, head: int) -> Grid:
