@@ -11,30 +11,70 @@ rendered by its own template with `{{ field | block }}`.
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 import jinja2
 from markupsafe import Markup
 
+from generator.store import Store, key_of
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 OVERRIDES = "itm"  # the folder under the theme's custom_dir that overrides TEMPLATES
 
 
+OPTIONS: dict[str, Any] = {
+    "autoescape": True,
+    "undefined": jinja2.StrictUndefined,
+    "keep_trailing_newline": True,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+
+
+class SignedBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates kept in the build's store, so a warm build does not compile them again.
+
+    Jinja's own FileSystemBytecodeCache loads whatever file it finds, and loading bytecode runs
+    it: here an entry is loaded only if the store's signature (HMAC under the key beside the
+    cache) vouches for it, so a planted or copied entry is discarded and compiled afresh. The
+    key covers the template's path and source (Jinja's bucket), Jinja's version and the options
+    above, so an edit or an upgrade never meets stale code."""
+
+    KIND = "jinja"
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.store = Store(cache_dir)
+        self.salt = (jinja2.__version__, repr(sorted(OPTIONS.items())))
+
+    def _key(self, bucket: jinja2.bccache.Bucket) -> str:
+        return key_of(*self.salt, bucket.key, bucket.checksum)
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        data = self.store.get_entry(self.KIND, self._key(bucket))
+        if data is not None:
+            bucket.bytecode_from_string(data)  # checks Jinja's magic and the source checksum too
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.store.put_entry(self.KIND, self._key(bucket), bucket.bytecode_to_string())
+
+
 @functools.cache
-def environment(custom_dir: Path | None = None) -> jinja2.Environment:
-    """Templates from custom_dir/itm first, then the generator's own; escaping always on."""
+def environment(
+    custom_dir: Path | None = None, cache_dir: Path | None = None
+) -> jinja2.Environment:
+    """Templates from custom_dir/itm first, then the generator's own; escaping always on;
+    compiled templates kept in the store under cache_dir (if given)."""
     search = [str(custom_dir / OVERRIDES)] if custom_dir else []
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([*search, str(TEMPLATES)]),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        bytecode_cache=SignedBytecodeCache(cache_dir) if cache_dir else None,
+        **OPTIONS,
     )
-    env.filters["block"] = lambda block: Markup(render(block, custom_dir))  # {{ x | block }}
+    env.filters["block"] = lambda block: Markup(
+        render(block, custom_dir, cache_dir)
+    )  # {{ x | block }}
     return env
 
 
@@ -45,12 +85,13 @@ class Block:
     template: ClassVar[str]
 
     def context(self) -> dict[str, Any]:
-        # shallow: nested blocks stay objects (asdict would turn them into dicts)
-        return {name: getattr(self, name) for name in asdict(self)}
+        # shallow: nested blocks stay objects (asdict would copy them into dicts, and is slow)
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def render(block: Block, custom_dir: Path | None = None) -> str:
-    return environment(custom_dir).get_template(block.template).render(block.context())
+def render(block: Block, custom_dir: Path | None = None, cache_dir: Path | None = None) -> str:
+    template = environment(custom_dir, cache_dir).get_template(block.template)
+    return template.render(block.context())
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,55 @@ def test_every_block_names_a_template_and_every_template_is_a_block_or_imported_
     }
     assert set(files) - used - imported == set()
     assert all(text.startswith("{#") for text in files.values()), "each says what it renders"
+
+
+def test_compiled_templates_are_reused_from_the_store_only_when_its_key_signed_them(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A warm build loads compiled templates instead of compiling them; loading bytecode runs
+    it, so an entry someone else wrote (a forged header, a cache copied from elsewhere) is
+    discarded and the template compiled afresh from its source."""
+    import io
+    import json
+    import marshal
+    import pickle
+
+    import jinja2
+
+    from generator.store import HEADER, sha256_hex
+
+    cache = tmp_path / "cache"
+    compiled: list[str] = []
+    real_compile = jinja2.Environment.compile
+
+    def counting_compile(self, source, name=None, filename=None, raw=False, defer_init=False):
+        compiled.append(name)
+        return real_compile(self, source, name, filename, raw, defer_init)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting_compile)
+    honest = blocks.render(callsite(), cache_dir=cache)
+    assert compiled == ["callsite.html"]
+    entries = sorted((cache / "jinja").rglob("*"))
+    entry = next(p for p in entries if p.is_file())
+
+    blocks.environment.cache_clear()  # a new build: a fresh environment, the same store
+    compiled.clear()
+    assert blocks.render(callsite(), cache_dir=cache) == honest
+    assert compiled == []  # loaded, not compiled
+
+    # Jinja's own prefix (magic, source checksum) before planted code, and a header that matches
+    # the bytes: only the missing signature tells it apart (unsigned, render would exit).
+    head, payload = entry.read_bytes().split(b"\n", 1)
+    stream = io.BytesIO(payload)
+    stream.read(len(jinja2.bccache.bc_magic))
+    pickle.load(stream)  # the checksum
+    code = compile("raise SystemExit('planted')", "callsite.html", "exec")
+    planted = payload[: stream.tell()] + marshal.dumps(code)
+    fields = json.loads(head.removeprefix(HEADER))
+    fields.update(size=len(planted), sha256=sha256_hex(planted))
+    entry.write_bytes(HEADER + json.dumps(fields, sort_keys=True).encode() + b"\n" + planted)
+    blocks.environment.cache_clear()
+    compiled.clear()
+    assert blocks.render(callsite(), cache_dir=cache) == honest
+    assert compiled == ["callsite.html"]
+    blocks.environment.cache_clear()

@@ -56,7 +56,8 @@ class PageContext:
 
     def render_block(self, block: blocks.Block) -> str:
         """A block through its template (the site's override first); for features too."""
-        return blocks.render(block, self.site.settings.custom_dir)
+        settings = self.site.settings
+        return blocks.render(block, settings.custom_dir, settings.cache_dir)
 
     def _doc(self, docs_path: str) -> str:
         """A Markdown link target from this page to another docs path (validated by MkDocs)."""
