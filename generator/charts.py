@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 from pathlib import Path
 
 from generator import accounting
@@ -37,6 +38,39 @@ def pyplot():
         }
     )
     return plt
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def log_axes(ax, x_ticks: list[int]) -> None:
+    """Log-log axes labelled in plain text: the token counts `x_ticks` written out, FLOPs as
+    10⁶, 10⁹ … (matplotlib's default labels are mathtext, whose parser was most of a figure's
+    time; plain text is also what a reader can select and search)."""
+    from matplotlib.ticker import (
+        FixedLocator,
+        FuncFormatter,
+        LogLocator,
+        NullFormatter,
+        NullLocator,
+    )
+
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(x_ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt_int(round(x))))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
+    ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))  # 2× and 5× marks, not all eight
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def power_of_ten(value: float, _position: int | None = None) -> str:
+    """ "10⁹" for a power of ten (the major ticks of a log axis), "" otherwise."""
+    exponent = round(math.log10(value)) if value > 0 else 0
+    if value <= 0 or not math.isclose(value, 10.0**exponent, rel_tol=1e-9):
+        return ""
+    return "10" + str(exponent).translate(SUPERSCRIPT)
 
 
 def svg_bytes(fig) -> bytes:
@@ -144,15 +178,7 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
         linewidth=1,
         label=f"T = {fmt_int(crossover)}: the T×T work passes the projections",
     )
-    ax.text(
-        crossover,
-        ax.get_ylim()[0],
-        f" T×T work passes the projections at T = {fmt_int(crossover)}",
-        va="bottom",
-        color="#c62828",
-    )
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    log_axes(ax, contexts[::2])
     ax.set_xlabel("context length T (tokens)")
     ax.set_ylabel("forward FLOPs per token, one block")
     ax.set_title(f"{cfg.label}: what one block costs per token as the context grows")
@@ -183,8 +209,7 @@ def decode_flops_figure(cfg: ModelConfig) -> bytes:
         fixed, color="#555", linestyle="--", linewidth=1, label="   of which the rest (fixed)"
     )
     ax.axvspan(cfg.n_ctx, last, color="#000", alpha=0.05, linewidth=0)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    log_axes(ax, positions[::2])
     top = ax.get_ylim()[1]
     ratio = accounting.decode_flops(cfg, cfg.n_ctx, cached=False) / accounting.decode_flops(
         cfg, cfg.n_ctx, cached=True

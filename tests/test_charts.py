@@ -98,3 +98,24 @@ def test_a_garbage_index_is_discarded_and_rebuilt(tmp_path: Path, garbage: bytes
     assert _cache_files(tmp_path, calls) == first and len(calls) == 2
     assert any("discarded" in r.getMessage() for r in caplog.records)
     assert _cache_files(tmp_path, calls) == first and len(calls) == 2  # and cached again
+
+
+@pytest.mark.parametrize("name", ["flops-context", "decode-flops"])
+def test_every_label_is_plain_text_inside_the_figure(name: str) -> None:
+    """Axis labels are written out (token counts with separators, FLOPs as powers of ten) as
+    text a reader can select, and no text is drawn off the canvas (the context figure's
+    crossover note once sat 70,000 px below it, invisible)."""
+    import xml.etree.ElementTree as ET
+
+    from generator.charts import figure_path
+
+    cfg = CONFIGS["gpt2"]
+    svg = ET.fromstring(render_all()[figure_path(name, cfg)])
+    width, height = (float(svg.get(side, "0").removesuffix("pt")) for side in ("width", "height"))
+    texts = {}
+    for text in svg.iter("{http://www.w3.org/2000/svg}text"):
+        x, y = float(text.get("x", "0")), float(text.get("y", "0"))
+        texts["".join(text.itertext()).strip()] = (x, y)
+        assert 0 <= x <= width and 0 <= y <= height, ("".join(text.itertext()), x, y)
+    assert "1,024" in texts and "10⁶" in texts, sorted(texts)
+    assert not any("$" in t or "mathdefault" in t for t in texts)
