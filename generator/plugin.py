@@ -24,7 +24,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
@@ -108,6 +108,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
+        self.drawings: dict[str, list[str]] = {}  # page -> its formulas' drawings, set aside
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -222,6 +223,30 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         return typeset
+
+    @event_priority(10)  # before Material's search plugin reads the page
+    def _search_reads_text(
+        self, context: Any, *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> Any:
+        """Search indexes each formula by its MathML, not by KaTeX's drawing of it."""
+        if self.config.enabled and page.content:
+            from generator.render.katex import set_drawings_aside
+
+            page.content, self.drawings[page.file.src_uri] = set_drawings_aside(page.content)
+        return context
+
+    @event_priority(-10)  # after it: the page itself keeps the drawings
+    def _readers_see_drawings(
+        self, context: Any, *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> Any:
+        drawings = self.drawings.pop(page.file.src_uri, None)
+        if drawings and page.content:
+            from generator.render.katex import put_drawings_back
+
+            page.content = put_drawings_back(page.content, drawings)
+        return context
+
+    on_page_context = CombinedEvent(_search_reads_text, _readers_see_drawings)
 
     def _close_typesetter(self) -> None:
         """End the JavaScript engine: a live one keeps the process from exiting."""

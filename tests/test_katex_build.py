@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from generator.errors import InputError
-from generator.render.katex import Typesetter, formulas
+from generator.render.katex import Typesetter, formulas, put_drawings_back, set_drawings_aside
 from generator.settings import Settings
 from generator.store import Store
 from tests.site_helpers import ROOT
@@ -40,7 +40,12 @@ def test_page_is_typeset_with_data_light_and_cached(tmp_path, katex_js) -> None:
     assert out.count('data-typeset="1"') == 2
     assert 'class="katex-display"' in out and 'data-light="mlp"' in out
     assert "\\(" not in out.replace("application/x-tex", "")  # only inside the MathML annotation
-    assert 'katex-mathml" data-search-exclude' in out
+    assert 'x-tex" data-search-exclude' in out  # search never reads the TeX annotation
+    # Search reads the page with each drawing set aside (its MathML reads in order); the page
+    # gets every drawing back, byte for byte.
+    searched, drawings = set_drawings_aside(out)
+    assert len(drawings) == 2 and "katex-html" not in searched and "<math" in searched
+    assert put_drawings_back(searched, drawings) == out
     # A second typesetter finds the page in the store and never starts an engine.
     again = Typesetter(katex_js, store)
     again._context = lambda: pytest.fail("the engine was started for a cached page")  # type: ignore[method-assign]

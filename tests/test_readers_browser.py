@@ -65,6 +65,13 @@ def test_search_snippets_hold_text_not_tex(built_site) -> None:
     # The map's labels and the size tabs' labels are not run together.
     assert "stream++token" not in texts
     assert "GPT-2 smallGPT-2" not in texts
+    # A formula reads once, in order (KaTeX's drawing put a fraction's denominator first and
+    # padded with zero-width spaces): S' = S / sqrt(d_head) on the walkthrough's step 3.
+    step3 = next(d["text"] for d in index["docs"] if d["location"].endswith("#step-3-title"))
+    assert "S′=Sdhead" in step3 and step3.count("S′=") == 1, step3
+    assert "\u200b" not in texts
+    # The call site's learned/fixed tag does not run into the code beside it.
+    assert "learned<code>" not in texts and "fixed<code>" not in texts
 
 
 def test_search_finds_numbers_without_commas_and_code_names(browser, site_url: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
-VERSION = 2  # bump when the markup this module writes changes (invalidates cached pages)
+VERSION = 4  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
@@ -54,12 +54,51 @@ def formulas(page_html: str) -> list[tuple[str, bool]]:
 
 
 def mark_mathml(rendered: str) -> str:
-    """Keep KaTeX's MathML (screen readers) and its TeX annotation out of the search index, and
-    let the keyboard reach each symbol that lights a diagram box (site.js listens for focus)."""
+    """Index a formula by its MathML, in reading order, never by its TeX annotation (the HTML
+    drawing is left out by `without_drawings`); and let the keyboard reach each symbol that
+    lights a diagram box (site.js listens for focus)."""
     rendered = rendered.replace(' data-light="', ' tabindex="0" data-light="')
     return rendered.replace(
-        '<span class="katex-mathml">', '<span class="katex-mathml" data-search-exclude>'
+        '<annotation encoding="application/x-tex">',
+        '<annotation encoding="application/x-tex" data-search-exclude>',
     )
+
+
+DRAWING = '<span class="katex-html" aria-hidden="true">'
+SPAN_TAG = re.compile(r"<span\b|</span>")
+DRAWING_SET_ASIDE = "<!--itm-drawing-{}-->"  # a comment: search skips it
+
+
+def set_drawings_aside(page_html: str) -> tuple[str, list[str]]:
+    """The page as search should read it, each formula's HTML drawing replaced by a comment
+    (`put_drawings_back` restores them); its MathML stays, so search reads the formula.
+
+    The drawing stacks a fraction's denominator before its numerator and pads with zero-width
+    spaces, so its text reads out of order. `data-search-exclude` cannot drop it: Material's
+    search parser compares elements by tag name, so an excluded <span> ends at the first inner
+    </span>. The drawing holds spans (and SVG) only, so counting spans finds its end."""
+    out: list[str] = []
+    drawings: list[str] = []
+    start = 0
+    while (found := page_html.find(DRAWING, start)) >= 0:
+        depth = 0
+        for tag in SPAN_TAG.finditer(page_html, found):
+            depth += -1 if tag[0] == "</span>" else 1
+            if depth == 0:
+                break
+        else:
+            return page_html, []  # not KaTeX's markup after all: leave the page as it is
+        out += [page_html[start:found], DRAWING_SET_ASIDE.format(len(drawings))]
+        drawings.append(page_html[found : tag.end()])
+        start = tag.end()
+    out.append(page_html[start:])
+    return "".join(out), drawings
+
+
+def put_drawings_back(page_html: str, drawings: list[str]) -> str:
+    for number, drawing in enumerate(drawings):
+        page_html = page_html.replace(DRAWING_SET_ASIDE.format(number), drawing, 1)
+    return page_html
 
 
 class Typesetter:
