@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from generator import accounting
@@ -16,6 +20,7 @@ from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.render.numbers import fmt_int
 
 FIGURES = ("params", "flops-context", "decode-flops")
+MAX_WORKERS = 4  # processes drawing figures at once (each imports matplotlib: ~1 s, ~100 MB)
 
 
 def figure_path(name: str, cfg: ModelConfig) -> str:
@@ -244,15 +249,45 @@ def decode_flops_figure(cfg: ModelConfig) -> bytes:
     return svg
 
 
-def render_all() -> dict[str, bytes]:
-    """All figures for all sizes, by site path (about a second each: matplotlib)."""
-    files: dict[str, bytes] = {}
-    for name in SIZES:
-        cfg = CONFIGS[name]
-        files[figure_path("params", cfg)] = params_figure(cfg)
-        files[figure_path("flops-context", cfg)] = flops_context_figure(cfg)
-        files[figure_path("decode-flops", cfg)] = decode_flops_figure(cfg)
-    return files
+def render_one(task: tuple[str, str]) -> bytes:
+    """One figure ("params", "flops-context" or "decode-flops") for one size."""
+    figure, size = task
+    draw = {
+        "params": params_figure,
+        "flops-context": flops_context_figure,
+        "decode-flops": decode_flops_figure,
+    }[figure]
+    return draw(CONFIGS[size])
+
+
+def render_all(workers: int | None = None) -> dict[str, bytes]:
+    """All figures for all sizes, by site path. matplotlib draws on one core and takes a second
+    to import, so with more cores the figures are shared with worker processes
+    (`python -m generator.charts`, each drawing its share; this process draws one too). They are
+    plain subprocesses, not multiprocessing: nothing re-runs the caller's main script, and no
+    fork copies `mkdocs serve`'s threads. Same bytes either way."""
+    tasks = [(figure, size) for size in SIZES for figure in FIGURES]
+    if workers is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        workers = min(MAX_WORKERS, cores or 1)
+    shares = [tasks[i :: max(workers, 1)] for i in range(max(workers, 1))]
+    helpers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "generator.charts", *(f"{f}:{size}" for f, size in share)],
+            cwd=Path(__file__).resolve().parent.parent,  # this checkout's generator package
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for share in shares[1:]
+    ]
+    drawn = {task: render_one(task) for task in shares[0]}
+    for helper, share in zip(helpers, shares[1:], strict=True):
+        out, err = helper.communicate()
+        if helper.returncode != 0:
+            raise RuntimeError(f"drawing figures {share} failed:\n{err.decode(errors='replace')}")
+        svgs = json.loads(out)
+        drawn.update({task: svgs[f"{task[0]}:{task[1]}"].encode() for task in share})
+    return {figure_path(f, CONFIGS[size]): drawn[(f, size)] for f, size in tasks}
 
 
 def inputs_key() -> str:
@@ -297,3 +332,9 @@ def cached_files(cache_dir: Path, key: str, render) -> dict[str, bytes]:
         store.put_entry("figure", key_of(key, path), data)
     store.put_json("figures", key, sorted(files))
     return files
+
+
+if __name__ == "__main__":  # a worker of render_all: python -m generator.charts FIGURE:SIZE ...
+    share = [tuple(arg.split(":", 1)) for arg in sys.argv[1:]]
+    svgs = {f"{f}:{size}": render_one((f, size)).decode() for f, size in share}
+    sys.stdout.buffer.write(json.dumps(svgs).encode())

@@ -119,3 +119,9 @@ def test_every_label_is_plain_text_inside_the_figure(name: str) -> None:
         assert 0 <= x <= width and 0 <= y <= height, ("".join(text.itertext()), x, y)
     assert "1,024" in texts and "10⁶" in texts, sorted(texts)
     assert not any("$" in t or "mathdefault" in t for t in texts)
+
+
+def test_figures_drawn_in_worker_processes_are_the_same_bytes() -> None:
+    """render_all shares the figures with `python -m generator.charts` workers on a machine
+    with more than one core; what they draw must equal what one process draws."""
+    assert render_all(workers=3) == render_all(workers=1)
