@@ -173,3 +173,26 @@ def test_a_read_only_cache_warns_and_the_build_goes_on(tmp_path: Path, caplog, m
 def test_a_prompt_too_long_names_the_flag_the_user_gave(capsys) -> None:
     err = run_cli(["forward", "--prompt", "the river " * 40, "--root", str(ROOT)], capsys)
     assert "--prompt" in err and "shorten the prompt" in err
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        ("5-2", "reversed"),
+        ("0-2", "before line 1"),
+        ("10-20,15-30", "overlap"),
+        ("a-b", "cannot read"),
+    ],
+)
+def test_pin_lines_are_checked_before_any_file_is_read(
+    tmp_path: Path, capsys, lines: str, problem: str
+) -> None:
+    """A bad --lines is named as such, with a fix, even when the file could not be read at all
+    (the missing --trusted-file here would otherwise be the first error)."""
+    lock = tmp_path / "lock.toml"
+    lock.write_bytes(LOCK.read_bytes())
+    argv = ["pin", "x.y", "--repo", "openai/gpt-2", "--path", "src/model.py", "--lines", lines]
+    argv += ["--trusted-file", str(tmp_path / "nope.py"), "--evidence", "e"]
+    err = run_cli([*argv, "--evidence-level", "upstream", "--lock", str(lock), "--dry-run"], capsys)
+    assert problem in err and "--lines" in err and "fix:" in err, err
+    assert lock.read_bytes() == LOCK.read_bytes()

@@ -23,6 +23,7 @@ from generator.sources.lock import (
     check_commit,
     format_ranges,
     load_lock,
+    parse_ranges,
     write_lock,
 )
 from generator.sources.resolve import SOURCES, FullFile, Resolver
@@ -209,7 +210,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def parse_lines(spec: str) -> tuple[Range, ...]:
-    """ "69-112" / "185-191,204-224" / "126" -> ranges (validated again by the lock)."""
+    """ "69-112" / "185-191,204-224" / "126" -> ranges, checked as the lock checks them
+    (before any file is read: "5-2" is reversed, "0-2" starts before line 1)."""
     ranges = []
     for part in spec.replace("–", "-").split(","):
         first, _, last = part.strip().partition("-")
@@ -219,10 +221,16 @@ def parse_lines(spec: str) -> tuple[Range, ...]:
             raise InputError(
                 f"cannot read line range {part!r}", entry="--lines", fix='write "69-112,120-125"'
             ) from None
-    return tuple(ranges)
+
+    def fail(entry: str, problem: str, fix: str) -> InputError:
+        return InputError(problem, entry=entry, fix=fix)
+
+    return parse_ranges([list(r) for r in ranges], "--lines", fail)
 
 
 def run_pin(args: argparse.Namespace) -> int:
+    # --lines checked first: a typo fails before any file is read or fetched
+    asked: tuple[Range, ...] = () if args.symbol else parse_lines(args.lines)
     lock = load_lock(args.lock)
     if args.id in {p.id for p in lock.pins} and not args.replace:
         raise InputError(
@@ -290,7 +298,7 @@ def run_pin(args: argparse.Namespace) -> int:
                 fix="check the dotted name (Class.method), or pin --lines",
             ) from None
     else:
-        ranges = parse_lines(args.lines)
+        ranges = asked
     if not fits(file.lines, ranges):
         raise InputError(
             f"lines {format_ranges(ranges)} run past the end of {args.path}"

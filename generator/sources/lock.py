@@ -336,7 +336,7 @@ def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirr
     offset = table.get("offset", 0)
     if not isinstance(offset, int) or isinstance(offset, bool):
         raise fail(entry, f"offset {offset!r} is not a whole number", "write offset = 2 (or 0)")
-    lines = _parse_ranges(table.get("lines"), entry, fail)
+    lines = parse_ranges(table.get("lines"), entry, fail)
     mirror = Mirror(**values, lines=lines, offset=offset)
     entry = f"mirror {mirror.spec}"
     if mirror.repo not in repos:
@@ -376,7 +376,7 @@ def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
             f"symbol {symbol!r} is not a dotted Python name",
             'write symbol = "attn" or symbol = "GPT2Attention.forward"',
         )
-    ranges = _parse_ranges(table.get("lines"), entry, fail)
+    ranges = parse_ranges(table.get("lines"), entry, fail)
     if symbol is None and not ranges:
         raise fail(
             entry,
@@ -424,7 +424,9 @@ def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
     )
 
 
-def _parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
+def parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
+    """[[first, last], ...] checked: from line 1, each in order, ascending with gaps; `fail`
+    makes the error (the lock's, naming its file, or `itm pin --lines`')."""
     if value is None:
         return ()
     example = "write lines = [[69, 112]] or lines = [[185, 191], [204, 224]]"
