@@ -119,7 +119,9 @@ def params_figure(cfg: ModelConfig) -> bytes:
             va="center",
         )
     ax.set_xlabel("parameters")
-    ax.set_title(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
+    # Centred on the figure, not the axes: the labels on the left push the axes right, and a
+    # title centred over them ran past the canvas's right edge.
+    fig.suptitle(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
     ax.set_xlim(0, max(values) * 1.45)
     ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1e6:g}M")
     svg = svg_bytes(fig)

@@ -125,3 +125,26 @@ def test_figures_drawn_in_worker_processes_are_the_same_bytes() -> None:
     """render_all shares the figures with `python -m generator.charts` workers on a machine
     with more than one core; what they draw must equal what one process draws."""
     assert render_all(workers=3) == render_all(workers=1)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", ["params", "flops-context", "decode-flops"])
+def test_nothing_is_drawn_past_the_canvas(name: str, size: str, monkeypatch) -> None:
+    """Every drawn artist (titles and labels measured as matplotlib lays them out) fits the
+    figure: the parameter chart's title, centred over axes pushed right by their labels, once ran
+    ~0.4 in past the right edge and was cut off."""
+    from generator import charts
+
+    boxes = []
+    draw_svg = charts.svg_bytes
+
+    def measured(fig):
+        fig.canvas.draw()
+        boxes.append((fig.get_tightbbox(fig.canvas.get_renderer()), *fig.get_size_inches()))
+        return draw_svg(fig)
+
+    monkeypatch.setattr(charts, "svg_bytes", measured)
+    charts.render_one((name, size))
+    ((box, width, height),) = boxes
+    assert box.x0 >= 0 and box.y0 >= 0, box
+    assert box.x1 <= width and box.y1 <= height, (box, width, height)
