@@ -314,3 +314,25 @@ def test_with_javascript_off_the_gpt2_figures_are_gpt2_smalls(browser, site_url:
     assert tags and all(t.startswith("GPT-2 small") for t in tags), tags
     assert "GPT-2 XL" not in page.locator(".itm-wt").inner_text()
     context.close()
+
+
+def test_the_live_grids_show_the_pages_token_chips(browser, site_url: str) -> None:
+    """The grids the script draws use each token's chip as the page rendered it, so a site's
+    override of walkthrough_token.html reaches what a reader sees with JavaScript on (the
+    script once drew its own copy of the chip's markup). The override is simulated by marking
+    every server-rendered chip before any of the page's scripts run."""
+    context = browser.new_context()
+    context.add_init_script(
+        """document.addEventListener("DOMContentLoaded", () =>
+          document.querySelectorAll(".itm-wt-tok").forEach(c => c.classList.add("mine")));"""
+    )
+    page, record = recorded(context, site_url + PATH)
+    assert record["errors"] == []
+    shown = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.itm-wt-tok'))
+          .filter(c => c.offsetParent !== null).map(c => c.classList.contains('mine'))"""
+    )
+    assert shown and all(shown), shown  # the current step's grids and the row panel
+    page.locator(".itm-wt__step.is-current tbody tr").first.click()
+    assert page.locator("[data-wt-panel] .itm-wt-tok.mine").count() >= 1
+    context.close()

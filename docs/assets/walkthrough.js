@@ -60,7 +60,18 @@
     }
     return out;
   }
+  /* Each token's chip as the page drew it (walkthrough_token.html, which a site may override),
+     read from the server-rendered grids before the first render replaces any of them. */
+  function pageChips(root, n) {
+    var chips = [];
+    for (var i = 0; i < n; i++) {
+      var drawn = root.querySelector('.itm-wt__toy tbody tr[data-row="' + i + '"] > th');
+      chips.push(drawn && drawn.innerHTML.trim() ? drawn.innerHTML : null);
+    }
+    return chips;
+  }
   function chip(data, i) {
+    if (data.chips && data.chips[i]) return data.chips[i];
     return '<span class="itm-wt-tok"><span class="itm-wt-dot" style="background:' +
       data.colours[i] + '" aria-hidden="true"></span>' + esc(data.tokens[i]) + "</span>";
   }
@@ -277,6 +288,7 @@
       step: stepFromHash(data.steps.length) || 1, head: 0, row: data.tokens.length - 1,
       scale: "toy", model: modelFromTabs(models)
     };
+    data.chips = pageChips(root, data.tokens.length);
     models.value = s.model;
     showModel(s);
     root._wt = s;
