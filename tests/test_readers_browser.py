@@ -70,6 +70,7 @@ def test_search_snippets_hold_text_not_tex(built_site) -> None:
     step3 = next(d["text"] for d in index["docs"] if d["location"].endswith("#step-3-title"))
     assert "S′=Sdhead" in step3 and step3.count("S′=") == 1, step3
     assert "\u200b" not in texts
+    assert not any(c in texts for c in "\u2061\u2062\u2063\u2064"), "invisible operators"
     # The call site's learned/fixed tag does not run into the code beside it.
     assert "learned<code>" not in texts and "fixed<code>" not in texts
 

@@ -21,7 +21,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
-VERSION = 4  # bump when the markup this module writes changes (invalidates cached pages)
+VERSION = 5  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
@@ -53,11 +53,17 @@ def formulas(page_html: str) -> list[tuple[str, bool]]:
     return found
 
 
+# MathML's invisible operators (function application after softmax, an invisible separator
+# from \!): search would index them as characters stuck to the words beside them.
+INVISIBLE = re.compile(r"<(mo|mtext)>([\s\u2061-\u2064]*[\u2061-\u2064][\s\u2061-\u2064]*)</\1>")
+
+
 def mark_mathml(rendered: str) -> str:
-    """Index a formula by its MathML, in reading order, never by its TeX annotation (the HTML
-    drawing is left out by `without_drawings`); and let the keyboard reach each symbol that
-    lights a diagram box (site.js listens for focus)."""
+    """Index a formula by its MathML, in reading order, never by its TeX annotation or its
+    invisible operators (the HTML drawing is left out by `set_drawings_aside`); and let the
+    keyboard reach each symbol that lights a diagram box (site.js listens for focus)."""
     rendered = rendered.replace(' data-light="', ' tabindex="0" data-light="')
+    rendered = INVISIBLE.sub(r"<\1 data-search-exclude>\2</\1>", rendered)
     return rendered.replace(
         '<annotation encoding="application/x-tex">',
         '<annotation encoding="application/x-tex" data-search-exclude>',
