@@ -122,12 +122,26 @@ def project_plugins() -> set[str]:
 # The floor's only hook: ship the files the site ships (the generator drops some of the theme's),
 # and replay each page's final HTML (math typeset at build time, the same table-of-contents depth)
 # and the search index as the site's build left them; the floor still converts every page's
-# Markdown and indexes every page.
+# Markdown and indexes every page, reading the same text the site's search reads (formulas by
+# their MathML: their drawings set aside, as the generator does, so the floor's search does not
+# parse more HTML than the site's).
 FLOOR_HOOK = """
 from pathlib import Path
+from mkdocs.plugins import CombinedEvent, event_priority
 from generator.plugin import _prune_toc
+from generator.render.katex import put_drawings_back, set_drawings_aside
 KEEP = set(Path({listing!r}).read_text().splitlines())
 CONTENT = Path({content!r})
+DRAWINGS = {{}}
+@event_priority(10)
+def _aside(context, page, config, nav):
+    page.content, DRAWINGS[page.file.src_uri] = set_drawings_aside(page.content)
+    return context
+@event_priority(-10)
+def _back(context, page, config, nav):
+    page.content = put_drawings_back(page.content, DRAWINGS.pop(page.file.src_uri))
+    return context
+on_page_context = CombinedEvent(_aside, _back)
 def on_files(files, config):
     for f in [f for f in files if f.src_uri not in KEEP]:
         files.remove(f)
