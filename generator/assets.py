@@ -6,16 +6,12 @@ Pinned in sources/web-assets.toml by URL and sha256; the verified tarball is cac
 from __future__ import annotations
 
 import fnmatch
-import io
-import tarfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import InputError
-from generator.sources.excerpt import sha256_hex
-from generator.sources.fetch import FetchError, Http
-from generator.store import Store
+from generator.store import Store, sha256_hex
 
 ASSETS_FILE = "sources/web-assets.toml"
 
@@ -82,6 +78,8 @@ def load_asset_pins(root: Path) -> dict[str, PackagePin]:
 
 def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
     """The pinned tarball, from the content-addressed cache or the registry, checked by sha256."""
+    from generator.sources.fetch import FetchError, Http  # the network, only when not cached
+
     cache = Store(cache_dir)
     cached = cache.get(pin.sha256)
     if cached is not None:
@@ -115,6 +113,9 @@ def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
 
 def package_files(pin: PackagePin, cache_dir: Path, *, offline: bool = False) -> dict[str, bytes]:
     """The pinned files of an npm package: {path relative to dist/: bytes}, sorted by path."""
+    import io
+    import tarfile
+
     tarball = fetch_verified(pin, cache_dir, offline=offline)
     found: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:

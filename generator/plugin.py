@@ -104,7 +104,11 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def __init__(self) -> None:
         self.command: str | None = None
         self.failed = False
-        self.site: Any = None  # generator.inputs.BuildInputs, once on_config has run
+        self.settings: Any = None  # generator.settings.Settings, once on_config has run
+        self.site: Any = None  # generator.inputs.BuildInputs, loaded when something is not memoized
+        self.memo: Any = None  # generator.memo.BuildMemo of this build's inputs
+        self.made: Any = None  # generator.memo.MadeFiles: the generated files, once known
+        self.links: str | None = None  # generator.memo.links_digest of this build's files
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
@@ -124,12 +128,17 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(root))
         _fresh_generator(root)
         from generator.errors import InputError
-        from generator.inputs import BuildInputs
+        from generator.memo import BuildMemo
         from generator.settings import Settings
 
+        self.site = self.made = self.links = None
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
-            self.site = BuildInputs.load(Settings.load(root, options))
+            self.settings = Settings.load(root, options)
+            self.memo = BuildMemo.open(self.settings)
+            self.made = self.memo.files()
+            if self.made is None:  # inputs changed since the last build: load and check them all
+                self._inputs()  # now, so a bad pin stops the build before any output
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         for watched in ("generator", "sources"):
@@ -145,16 +154,28 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             config.site_dir = str(self.publication.staging)
         return config
 
-    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        if not self.config.enabled:
-            return files
-        from generator.assets import unread_theme_files
+    def _inputs(self) -> Any:
+        """The build's checked inputs (generator.inputs.BuildInputs), loaded on first need: a
+        build whose every result is memoized never needs them."""
+        if self.site is None:
+            from generator.errors import InputError
+            from generator.inputs import BuildInputs
+
+            try:
+                self.site = BuildInputs.load(self.settings)
+            except InputError as error:
+                raise PluginError(f"Inside the Model: {error}") from None
+        return self.site
+
+    def _make_files(self) -> Any:
+        """Every generated file (KaTeX, LaTeX tables, figures, the features' files)."""
         from generator.charts import figure_files
         from generator.errors import InputError
         from generator.features import load_features
+        from generator.memo import MadeFiles
         from generator.pages import latex_tables
 
-        site = self.site
+        site = self._inputs()
         generated = {**site.generated, **latex_tables(), **figure_files(site.cache_dir)}
         try:
             for feature in load_features():
@@ -162,7 +183,17 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                     generated.update(feature.files(site))
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
-        for path, content in sorted(generated.items()):
+        return MadeFiles(files=generated, katex_js=site.katex_js)
+
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        if not self.config.enabled:
+            return files
+        from generator.assets import unread_theme_files
+
+        if self.made is None:
+            self.made = self._make_files()
+            self.memo.record_files(self.made)
+        for path, content in sorted(self.made.files.items()):
             files.append(File.generated(config, path, content=content))
         for path in unread_theme_files([f.src_uri for f in files], _search_langs(config)):
             files.remove(files.src_uris[path])
@@ -174,8 +205,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     ) -> str:
         if not self.config.enabled:
             return markdown
-        from generator.errors import InputError
-        from generator.pages import PageMacros, render_page
+        from generator.memo import FilledPage, links_digest
 
         def url_for(docs_path: str) -> str | None:
             target = files.get_file_from_path(docs_path)
@@ -188,18 +218,29 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                         f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
                         f"which is not in docs/ (fix: a docs path such as assets/site.css)"
                     )
-        macros = PageMacros(
-            self.site, src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
-        )
-        try:
-            rendered = render_page(markdown, macros)
-        except InputError as error:
-            raise PluginError(f"Inside the Model: {error}") from None
-        except Exception as error:  # a Jinja syntax or name error in a page
-            raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
-        if "description" in macros.meta:  # a block may say what the page shows (the forward pass)
-            page.meta["description"] = macros.meta["description"]
-        return rendered
+        if self.links is None:  # every page may link any file: their addresses are an input
+            self.links = links_digest((f.src_uri, f.url) for f in files)
+        memo_key = self.memo.page_key(page.file.src_uri, markdown, dict(page.meta), self.links)
+        filled: FilledPage | None = self.memo.page(memo_key)
+        if filled is None:
+            from generator.errors import InputError
+            from generator.pages import PageMacros, render_page
+
+            macros = PageMacros(
+                self._inputs(), src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
+            )
+            try:
+                rendered = render_page(markdown, macros)
+            except InputError as error:
+                raise PluginError(f"Inside the Model: {error}") from None
+            except Exception as error:  # a Jinja syntax or name error in a page
+                raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
+            # A block may say what the page shows (the forward pass): its meta description.
+            filled = FilledPage(rendered, macros.meta.get("description"))
+            self.memo.record_page(memo_key, filled)
+        if filled.description is not None:
+            page.meta["description"] = filled.description
+        return filled.markdown
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Typeset the page's math with KaTeX now, so readers and search get finished formulas."""
@@ -211,7 +252,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             from generator.render.katex import Typesetter
             from generator.store import Store
 
-            self.typesetter = Typesetter(self.site.katex_js, Store(self.site.cache_dir))
+            self.typesetter = Typesetter(self.made.katex_js, Store(self.settings.cache_dir))
         from generator.render.page_html import for_readers
 
         depth = page.meta.get("toc_depth")  # e.g. the Sources page lists its repositories only

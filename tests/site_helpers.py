@@ -42,42 +42,46 @@ def build_env(**extra: str) -> dict[str, str]:
 
 
 # mkdocs's own command line, in a process where importing torch fails and is reported: a build
-# (cold or warm) must not need torch, so every test build proves it does not.
-NO_TORCH_MKDOCS = """
+# (cold or warm) must not need torch, so every test build proves it does not. A test may block
+# more packages (a warm build needs no numpy: tests/test_memo.py).
+BLOCKING_MKDOCS = """
 import sys
 
+BLOCKED = {blocked!r}
 tried = []
 
 
-class NoTorch:
+class Blocked:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "torch":
+        if name.split(".")[0] in BLOCKED:
             tried.append(name)
-            raise ImportError(f"a build must not import {name}")
+            raise ImportError(f"a build must not import {{name}}")
         return None
 
 
-sys.meta_path.insert(0, NoTorch())
+sys.meta_path.insert(0, Blocked())
 from mkdocs.__main__ import cli
 
 try:
     cli.main(args=sys.argv[1:], prog_name="mkdocs")
 except SystemExit as done:
     code = done.code or 0
-if tried or "torch" in sys.modules:
-    print(f"the build tried to import torch: {tried}", file=sys.stderr)
+loaded = sorted(name for name in BLOCKED if name in sys.modules)
+if tried or loaded:
+    print(f"the build tried to import {{tried or loaded}}", file=sys.stderr)
     code = code or 3
 sys.exit(code)
 """
 
 
 def mkdocs_build(
-    site_dir: Path, *, config_dir: Path = ROOT, **env: str
+    site_dir: Path, *, config_dir: Path = ROOT, blocked: tuple[str, ...] = ("torch",), **env: str
 ) -> subprocess.CompletedProcess:
-    """`mkdocs build` as a reader would run it, torch made unimportable (see NO_TORCH_MKDOCS);
-    returns the finished process (check returncode)."""
+    """`mkdocs build` as a reader would run it, with torch (and any other package `blocked`
+    names) made unimportable (see BLOCKING_MKDOCS); returns the finished process."""
+    script = BLOCKING_MKDOCS.format(blocked=sorted(blocked))
     return subprocess.run(
-        [sys.executable, "-c", NO_TORCH_MKDOCS, "build", "--site-dir", str(site_dir)],
+        [sys.executable, "-c", script, "build", "--site-dir", str(site_dir)],
         cwd=config_dir,
         env=build_env(**env),
         capture_output=True,

@@ -59,7 +59,7 @@ def test_web_assets_report_a_slow_registry_as_an_input_error(tmp_path, monkeypat
     with serve() as server:
         server.routes["/katex.tgz"] = [Reply(body, trickle=0.5)]
         pin = PackagePin("katex", "0", f"{server.url}/katex.tgz", sha256(body), "MIT", ("*",))
-        monkeypatch.setattr("generator.assets.Http", lambda: Http(FAST))
+        monkeypatch.setattr("generator.sources.fetch.Http", lambda: Http(FAST))
         with pytest.raises(InputError) as caught:
             fetch_verified(pin, tmp_path, offline=False)
     assert "not finished after" in caught.value.problem and caught.value.entry == "katex"

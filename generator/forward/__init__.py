@@ -1,21 +1,42 @@
 """The forward-pass page: GPT-2's real heads from a pinned checkpoint, or a learned stand-in.
 
-Public API (cheap to import: numpy only; torch only ever trains the stand-in, never in a build):
+Public API (cheap to import: nothing heavy until used; torch only ever trains the stand-in, never
+in a build):
     current(settings) -> ForwardPass           the build's forward pass, computed once per process
     head_scores(settings) -> list[HeadScore]   per head: previous-token, induction, first-token
     head_anchor(layer, head) -> str        "head-5-1": the head's anchor on the page PAGE
     PAGE                                   "forward-pass.md", the docs path to link to
 Another page links a head as `url_for(PAGE) + "#" + score.anchor`.
+
+The names from generator.forward.analysis are imported on first use (PEP 562), so a module of
+this package that needs no numpy (checkpoints: which GPT-2 files are here) loads without it.
 """
 
 from __future__ import annotations
 
-from generator.forward.analysis import KINDS, THRESHOLDS, HeadScore, head_anchor, strongest
-from generator.forward.pipeline import ForwardPass
+from typing import TYPE_CHECKING, Any
+
 from generator.settings import Settings
+
+if TYPE_CHECKING:
+    from generator.forward.analysis import KINDS, THRESHOLDS, HeadScore, head_anchor, strongest
+    from generator.forward.pipeline import ForwardPass
 
 PAGE = "forward-pass.md"
 _RUNS: dict[tuple, ForwardPass] = {}
+_FROM_ANALYSIS = ("KINDS", "THRESHOLDS", "HeadScore", "head_anchor", "strongest")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_ANALYSIS:
+        from generator.forward import analysis
+
+        return getattr(analysis, name)
+    if name == "ForwardPass":
+        from generator.forward.pipeline import ForwardPass
+
+        return ForwardPass
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def current(settings: Settings) -> ForwardPass:

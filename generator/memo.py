@@ -1,0 +1,194 @@
+"""What a build made, kept under a fingerprint of everything it read: a warm build replays it.
+
+A build with unchanged inputs makes the same generated files and fills every page's macros the
+same way, so recomputing them (importing numpy and the engine, tracing the toy, rendering ~600
+blocks) is the generator's whole cost on a warm build. `BuildMemo` keeps those results in the
+store under a fingerprint of the build's inputs:
+
+- the generator's code and templates (every file under generator/), the pins and artifacts
+  (every file under sources/) and a site's block overrides (custom_dir/itm/), byte for byte;
+- every setting (generator/settings.py), the Python version and the installed distributions
+  (their dist-info names carry their versions);
+- which GPT-2 checkpoint the forward-pass page would show (checkpoints.resolve: none, or the
+  pinned files found and verified, and where).
+
+and, for a page, its Markdown, front matter, address and the address of every file it may link.
+Two entries: the generated files (one entry, an index then the bytes) with the KaTeX bundle the
+build typesets with, and one entry per page (the filled Markdown and the description a block set).
+Both are signed like every derived entry (generator/store.py): a forged or foreign memo is
+discarded and the build computes afresh. On a miss nothing changes: the build loads and checks
+every input (a bad pin still stops it in on_config) and records what it made.
+
+What the fingerprint leaves out, on purpose: upstream bytes from the network or a clone (every
+excerpt is checked against the lock's sha256, which the fingerprint covers), and mkdocs.yml
+(the generator reads it only through its settings, the theme's custom_dir and page addresses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from generator.settings import Settings
+from generator.store import Store, key_of, sha256_hex
+
+VERSION = 1  # bump when what an entry holds changes
+TREES = ("generator", "sources")  # project folders whose every file the build may read
+SKIP_DIRS = frozenset({"__pycache__"})
+
+
+def _tree_digest(digest: hashlib._Hash, root: Path, folder: Path) -> None:
+    """Feed every file under `folder` (relative path, size, bytes) into `digest`, in order."""
+    for path in sorted(_files_under(folder)):
+        data = path.read_bytes()
+        name = path.relative_to(root).as_posix().encode()
+        digest.update(b"%s\0%d\0" % (name, len(data)))
+        digest.update(data)
+
+
+def _files_under(folder: Path) -> Iterable[Path]:
+    for current, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in names:
+            if not name.endswith((".pyc", ".pyo")):
+                yield Path(current) / name
+
+
+def installed_distributions() -> list[str]:
+    """The names of the installed distributions' metadata folders (name-version.dist-info)."""
+    found: set[str] = set()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        found.update(n for n in names if n.endswith((".dist-info", ".egg-info", ".egg-link")))
+    return sorted(found)
+
+
+def checkpoint_identity(settings: Settings) -> object:
+    """Which GPT-2 files the forward-pass page would use: None (the stand-in), or each pinned
+    file's path and verified sha256 and where it was found. A bad file raises InputError, as the
+    build itself would."""
+    from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins, resolve
+
+    pin = load_checkpoint_pins(settings.root / PINS_FILE)["gpt2"]
+    found = resolve(
+        pin,
+        cache_dir=settings.cache_dir,
+        hub_cache=settings.hub_cache,
+        user_path=settings.gpt2_weights,
+        origin=pin.env,
+        download=settings.may_download,
+    )
+    if found is None:
+        return None
+    return {
+        "origin": found.origin,
+        "files": {name: [str(path), pin.files[name].sha256] for name, path in found.paths.items()},
+    }
+
+
+def fingerprint(settings: Settings) -> str:
+    """sha256 of everything a build's generated files and filled pages depend on."""
+    digest = hashlib.sha256(b"itm-memo/%d\0" % VERSION)
+    for folder in TREES:
+        _tree_digest(digest, settings.root, settings.root / folder)
+    if settings.custom_dir is not None:
+        overrides = settings.root / settings.custom_dir / "itm"
+        if overrides.is_dir():
+            _tree_digest(digest, settings.root, overrides)
+    described = {f.name: getattr(settings, f.name) for f in fields(settings)}
+    digest.update(
+        key_of(
+            described,
+            sys.version,
+            installed_distributions(),
+            checkpoint_identity(settings),
+        ).encode()
+    )
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class MadeFiles:
+    """A build's generated files (site path -> bytes) and the KaTeX bundle it typesets with."""
+
+    files: dict[str, bytes]
+    katex_js: bytes
+
+
+@dataclass(frozen=True)
+class FilledPage:
+    markdown: str  # the page with every {{ macro() }} filled
+    description: str | None  # what a block said the page shows (meta description), if any
+
+
+class BuildMemo:
+    """The memo of one fingerprint: read what an earlier build made, record what this one made."""
+
+    def __init__(self, store: Store, fingerprint: str) -> None:
+        self.store = store
+        self.fingerprint = fingerprint
+
+    @classmethod
+    def open(cls, settings: Settings) -> BuildMemo:
+        return cls(Store(settings.cache_dir), fingerprint(settings))
+
+    # -- generated files: an index line, then the bytes one after another -------------------------
+    def _files_key(self) -> str:
+        return key_of("memo-files", self.fingerprint)
+
+    def files(self) -> MadeFiles | None:
+        payload = self.store.get_entry("memo_files", self._files_key())
+        if payload is None:
+            return None
+        index_line, _, body = payload.partition(b"\n")
+        try:
+            index = json.loads(index_line)
+            out, offset = {}, 0
+            for path, size in index["files"]:
+                out[path] = body[offset : offset + size]
+                offset += size
+            katex_js = body[offset:]
+            if len(katex_js) != index["katex_js"]:
+                raise ValueError("sizes do not add up")
+        except (ValueError, KeyError, TypeError):
+            self.store.discard(self.store.entry_path("memo_files", self._files_key()), "garbled")
+            return None
+        return MadeFiles(files=out, katex_js=katex_js)
+
+    def record_files(self, made: MadeFiles) -> None:
+        names = sorted(made.files)
+        index = {"files": [[n, len(made.files[n])] for n in names], "katex_js": len(made.katex_js)}
+        payload = b"".join(
+            [json.dumps(index).encode(), b"\n", *(made.files[n] for n in names), made.katex_js]
+        )
+        self.store.put_entry("memo_files", self._files_key(), payload)
+
+    # -- pages ------------------------------------------------------------------------------------
+    def page_key(self, src_uri: str, markdown: str, meta: Mapping[str, object], links: str) -> str:
+        """The key of one page's filled Markdown; `links` is `links_digest` of the build's files."""
+        return key_of("memo-page", self.fingerprint, src_uri, markdown, meta, links)
+
+    def page(self, key: str) -> FilledPage | None:
+        value = self.store.get_json("memo_page", key)
+        if not isinstance(value, dict) or not isinstance(value.get("markdown"), str):
+            return None
+        description = value.get("description")
+        return FilledPage(value["markdown"], description if isinstance(description, str) else None)
+
+    def record_page(self, key: str, filled: FilledPage) -> None:
+        self.store.put_json(
+            "memo_page", key, {"markdown": filled.markdown, "description": filled.description}
+        )
+
+
+def links_digest(addresses: Iterable[tuple[str, str]]) -> str:
+    """sha256 of (docs path, address) for every file a page may link to."""
+    return sha256_hex("\n".join(f"{src}\0{url}" for src, url in sorted(addresses)))

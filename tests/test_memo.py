@@ -1,0 +1,176 @@
+"""A warm build replays what an earlier build of the same inputs made (generator/memo.py): the
+same bytes without importing numpy, and any changed input (code, templates, overrides, pins,
+settings, GPT-2's files appearing) makes the build compute afresh rather than serve stale pages."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import config
+from generator.errors import InputError
+from generator.forward.checkpoints import PINS_FILE
+from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
+from generator.settings import Settings
+from generator.store import HEADER, Store, sha256_hex
+from tests.forward_helpers import TINY, hub_snapshot, pin_for, pins_toml, write_tiny_checkpoint
+from tests.site_helpers import ROOT, mkdocs_build, tree_digest
+
+
+def inputs_copy(tmp_path: Path) -> Path:
+    """The folders the fingerprint reads (generator/, sources/), in a scratch project."""
+    root = tmp_path / "project"
+    for name in ("generator", "sources"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def settings_for(root: Path, hub: Path, **options: object) -> Settings:
+    return Settings.load(root, options, env={"HF_HUB_CACHE": str(hub)})
+
+
+def test_the_fingerprint_changes_with_every_input_and_only_with_them(tmp_path: Path) -> None:
+    root, hub = inputs_copy(tmp_path), tmp_path / "hub"
+    settings = settings_for(root, hub)
+    first = fingerprint(settings)
+    assert fingerprint(settings) == first
+
+    (root / "generator" / "__pycache__").mkdir()  # Python's own byproducts are not inputs
+    (root / "generator" / "__pycache__" / "memo.cpython-311.pyc").write_bytes(b"compiled")
+    assert fingerprint(settings) == first
+
+    def changes_it(path: Path, text: str) -> bool:
+        before = path.read_bytes() if path.exists() else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        changed = fingerprint(settings) != first
+        path.unlink() if before is None else path.write_bytes(before)
+        assert fingerprint(settings) == first  # and back again
+        return changed
+
+    template = root / "generator" / "templates" / "callsite.html"
+    assert changes_it(template, template.read_text() + "<!-- edited -->")
+    code = root / "generator" / "components.py"
+    assert changes_it(code, code.read_text().replace("Transforms each", "Transforms every"))
+    lock = root / "sources" / "lock.toml"
+    assert changes_it(lock, lock.read_text() + "\n# a comment\n")
+    assert changes_it(root / "generator" / "new_module.py", "X = 1\n")
+
+    overrides = settings_for(root, hub, custom_dir="overrides")  # a site's block overrides
+    with_custom_dir = fingerprint(overrides)
+    (root / "overrides" / "itm").mkdir(parents=True)
+    (root / "overrides" / "itm" / "callsite.html").write_text("<p>mine</p>")
+    assert fingerprint(overrides) != with_custom_dir
+
+    for option, value in (("forward_prompt", "other words"), ("offline", True)):
+        assert fingerprint(settings_for(root, hub, **{option: value})) != first, option
+
+
+def test_gpt2_files_appearing_in_the_hub_cache_change_the_fingerprint(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """No setting changes when GPT-2's files land in the Hugging Face cache, yet the forward-pass
+    page then shows GPT-2: the fingerprint asks the same resolver the page does."""
+    monkeypatch.setitem(config.CONFIGS, "tiny", TINY)
+    root, hub = inputs_copy(tmp_path), tmp_path / "hub"
+    paths = write_tiny_checkpoint(tmp_path / "weights", seed=5)
+    (root / PINS_FILE).write_text(pins_toml(paths), encoding="utf-8")
+    settings = settings_for(root, hub)
+    without = fingerprint(settings)
+
+    snapshot = hub_snapshot(hub, pin_for(paths))
+    snapshot.mkdir(parents=True)
+    for name, path in paths.items():
+        shutil.copy(path, snapshot / name)
+    with_files = fingerprint(settings)
+    assert with_files != without
+
+    weights = snapshot / "model.safetensors"  # same size, other bytes: refused, as by the build
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="does not match the pinned sha256"):
+        fingerprint(settings)
+
+
+def forge(store: Store, kind: str, key: str, payload: bytes) -> None:
+    """Rewrite an entry with `payload` and a header that matches it, signed with no key."""
+    path = store.entry_path(kind, key)
+    fields = json.loads(path.read_bytes().split(b"\n", 1)[0].removeprefix(HEADER))
+    fields.update(size=len(payload), sha256=sha256_hex(payload), mac="0" * 64)
+    path.write_bytes(HEADER + json.dumps(fields, sort_keys=True).encode() + b"\n" + payload)
+
+
+def test_a_forged_memo_is_never_replayed(tmp_path: Path, caplog) -> None:
+    """The memo is derived output, signed like figures: a page or file planted with a header
+    that matches its bytes, but not signed with the cache's key, is discarded."""
+    store = Store(tmp_path / "cache")
+    memo = BuildMemo(store, "f" * 64)
+    memo.record_files(MadeFiles(files={"a.txt": b"honest", "b.svg": b"<svg/>"}, katex_js=b"k"))
+    key = memo.page_key("index.md", "{{ architecture_map() }}", {"title": "x"}, "links")
+    memo.record_page(key, FilledPage("honest page", "what it shows"))
+    assert memo.files() == MadeFiles({"a.txt": b"honest", "b.svg": b"<svg/>"}, b"k")
+    assert memo.page(key) == FilledPage("honest page", "what it shows")
+
+    planted = b"<script>alert(1)</script>"
+    forge(store, "memo_page", key, json.dumps({"markdown": planted.decode()}).encode())
+    forge(store, "memo_files", memo._files_key(), b'{"files": [["a.txt", 25]], "katex_js": 0}\n')
+    assert memo.page(key) is None and memo.files() is None
+    assert "not signed" in caplog.text
+
+
+def test_a_page_key_covers_what_the_page_reads() -> None:
+    memo = BuildMemo(Store(Path("/nonexistent")), "a" * 64)
+    base = ("index.md", "text", {"title": "t"}, "links")
+    keys = {
+        memo.page_key(*base),
+        memo.page_key("other.md", *base[1:]),
+        memo.page_key(base[0], "other text", *base[2:]),
+        memo.page_key(*base[:2], {"title": "u"}, base[3]),
+        memo.page_key(*base[:3], "other links"),
+        BuildMemo(Store(Path("/nonexistent")), "b" * 64).page_key(*base),
+    }
+    assert len(keys) == 6
+
+
+@pytest.mark.slow
+def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_any_change(
+    tmp_path: Path,
+) -> None:
+    """Build a copy of the project twice: the second build, with numpy, matplotlib and the
+    engine's other needs unimportable, gives the same bytes. Then change one input at a time (a
+    generator file, a site's block override, a setting): each change reaches the page."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    cold = mkdocs_build(tmp_path / "cold", config_dir=project)
+    assert cold.returncode == 0, cold.stderr
+    warm = mkdocs_build(tmp_path / "warm", config_dir=project, blocked=("torch", "numpy"))
+    assert warm.returncode == 0, warm.stderr
+    assert tree_digest(tmp_path / "cold") == tree_digest(tmp_path / "warm")
+
+    def page(site: str, path: str) -> str:
+        return (tmp_path / site / path / "index.html").read_text(encoding="utf-8")
+
+    registry = project / "generator" / "components.py"
+    registry.write_text(registry.read_text().replace("Transforms each", "Transforms every"))
+    assert "Transforms each token" in page("warm", "components/mlp")
+    assert mkdocs_build(tmp_path / "code", config_dir=project).returncode == 0
+    assert "Transforms every token" in page("code", "components/mlp")
+
+    override = project / "overrides" / "itm" / "callsite.html"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    override.write_text(
+        (ROOT / "generator" / "templates" / "callsite.html").read_text() + "memo-override-marker"
+    )
+    assert mkdocs_build(tmp_path / "override", config_dir=project).returncode == 0
+    assert "memo-override-marker" in page("override", "components/attention")
+
+    prompt = "The child reads a book near the stone bridge. The child reads a book near the"
+    built = mkdocs_build(tmp_path / "prompt", config_dir=project, ITM_FORWARD_PROMPT=prompt)
+    assert built.returncode == 0, built.stderr
+    assert f"<q>{prompt}</q>" in page("prompt", "forward-pass")
+    assert f"<q>{prompt}</q>" not in page("override", "forward-pass")
