@@ -154,7 +154,7 @@ def test_connection_refused_means_offline_for_the_rest_of_the_run(tmp_path: Path
 def test_dns_failure_means_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
 
-    def no_dns(request, timeout):
+    def no_dns(request, timeout, context=None):
         calls.append(request.full_url)
         raise urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))
 

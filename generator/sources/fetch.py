@@ -12,8 +12,10 @@ NetSettings.max_bytes. A body past the cap is refused while it streams, before i
 
 from __future__ import annotations
 
+import functools
 import http.client
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -54,6 +56,13 @@ class NetSettings:
     backoff: float = 0.5  # seconds before retry 1; doubles each time
     deadline: float = 300.0  # seconds for one download, all attempts together
     max_bytes: int = 256 << 20  # size cap when the size is not known in advance
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The default TLS context (system CA certificates), made once: loading the certificates is
+    ~20 ms, which urlopen would otherwise pay again for every download."""
+    return ssl.create_default_context()
 
 
 class Http:
@@ -121,7 +130,8 @@ class Http:
     def _get_once(self, url: str, headers: dict[str, str], cap: int, deadline: float) -> bytes:
         request = urllib.request.Request(url, headers={"User-Agent": "itm-sources/1", **headers})
         timeout = max(0.1, min(self.settings.timeout, deadline - time.monotonic()))
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        context = tls_context() if url.startswith("https:") else None
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             declared = response.headers.get("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > cap:
                 raise TooLarge(url, f"the server announces {int(declared):,} bytes, more than the"
