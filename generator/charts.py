@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from generator import accounting
 from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.drawing import Drawing, Figure
 from generator.render.numbers import fmt_int
+from generator.store import key_of
 
 FIGURES = ("params", "flops-context", "decode-flops")
-MAX_WORKERS = 4  # processes drawing figures at once (each imports matplotlib: ~1 s, ~100 MB)
 
 
 def figure_path(name: str, cfg: ModelConfig) -> str:
@@ -251,9 +248,8 @@ def decode_flops_figure(cfg: ModelConfig) -> bytes:
     return svg
 
 
-def render_one(task: tuple[str, str]) -> bytes:
+def render_chart(figure: str, size: str) -> bytes:
     """One figure ("params", "flops-context" or "decode-flops") for one size."""
-    figure, size = task
     draw = {
         "params": params_figure,
         "flops-context": flops_context_figure,
@@ -262,34 +258,20 @@ def render_one(task: tuple[str, str]) -> bytes:
     return draw(CONFIGS[size])
 
 
-def render_all(workers: int | None = None) -> dict[str, bytes]:
-    """All figures for all sizes, by site path. matplotlib draws on one core and takes a second
-    to import, so with more cores the figures are shared with worker processes
-    (`python -m generator.charts`, each drawing its share; this process draws one too). They are
-    plain subprocesses, not multiprocessing: nothing re-runs the caller's main script, and no
-    fork copies `mkdocs serve`'s threads. Same bytes either way."""
-    tasks = [(figure, size) for size in SIZES for figure in FIGURES]
-    if workers is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        workers = min(MAX_WORKERS, cores or 1)
-    shares = [tasks[i :: max(workers, 1)] for i in range(max(workers, 1))]
-    helpers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "generator.charts", *(f"{f}:{size}" for f, size in share)],
-            cwd=Path(__file__).resolve().parent.parent,  # this checkout's generator package
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for share in shares[1:]
+def chart_figures() -> list[Figure]:
+    """Every chart of the component pages, for every size, as figures to draw (or read back)."""
+    inputs = inputs_key()
+    return [
+        Figure(path, f"{__name__}:render_chart", (figure, size), key_of(inputs, path))
+        for size in SIZES
+        for figure in FIGURES
+        for path in [figure_path(figure, CONFIGS[size])]
     ]
-    drawn = {task: render_one(task) for task in shares[0]}
-    for helper, share in zip(helpers, shares[1:], strict=True):
-        out, err = helper.communicate()
-        if helper.returncode != 0:
-            raise RuntimeError(f"drawing figures {share} failed:\n{err.decode(errors='replace')}")
-        svgs = json.loads(out)
-        drawn.update({task: svgs[f"{task[0]}:{task[1]}"].encode() for task in share})
-    return {figure_path(f, CONFIGS[size]): drawn[(f, size)] for f, size in tasks}
+
+
+def render_all(workers: int | None = None) -> dict[str, bytes]:
+    """All charts by site path, drawn now (`workers`: see generator.drawing; 0 = this process)."""
+    return Drawing(chart_figures(), workers=workers).files()
 
 
 def inputs_key() -> str:
@@ -308,35 +290,5 @@ def inputs_key() -> str:
 
 
 def figure_files(cache_dir: Path | None = None) -> dict[str, bytes]:
-    """The figures, from the cache when their inputs have not changed, else rendered and cached."""
-    if cache_dir is None:
-        return render_all()
-    return cached_files(cache_dir, inputs_key(), render_all)
-
-
-def cached_files(cache_dir: Path, key: str, render) -> dict[str, bytes]:
-    """Files by site path: the ones cached under `key` (a hash of everything they depend on) when
-    all are still there and intact, else render() and cache the result.
-
-    The index lists the paths; each file is its own entry keyed by (key, path), so an entry can
-    only ever be read back for the path it was rendered for.
-    """
-    from generator.store import Store, key_of
-
-    store = Store(cache_dir)
-    paths = store.get_json("figures", key)
-    if isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths):
-        cached = {path: store.get_entry("figure", key_of(key, path)) for path in paths}
-        if all(data is not None for data in cached.values()):
-            return cached  # type: ignore[return-value]
-    files = render()
-    for path, data in files.items():
-        store.put_entry("figure", key_of(key, path), data)
-    store.put_json("figures", key, sorted(files))
-    return files
-
-
-if __name__ == "__main__":  # a worker of render_all: python -m generator.charts FIGURE:SIZE ...
-    share = [tuple(arg.split(":", 1)) for arg in sys.argv[1:]]
-    svgs = {f"{f}:{size}": render_one((f, size)).decode() for f, size in share}
-    sys.stdout.buffer.write(json.dumps(svgs).encode())
+    """The charts, from the cache when their inputs have not changed, else drawn and cached."""
+    return Drawing(chart_figures(), cache_dir).files()

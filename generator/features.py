@@ -2,6 +2,7 @@
 
 A feature module may define any of:
     files(site: BuildInputs) -> dict[str, bytes]          generated site files (JSON, SVG), by site path
+    figures(site: BuildInputs) -> list[generator.drawing.Figure]   matplotlib figures, drawn in workers
     macros(page: PageMacros) -> dict[str, Callable[..., str]]   {{ name(...) }} calls for pages
     PAGE, TITLE, CITES      its docs page, that page's title, and the ids of the pinned excerpts
                             the page quotes (the Sources page lists it under each of them)

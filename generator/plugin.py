@@ -109,6 +109,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.memo: Any = None  # generator.memo.BuildMemo of this build's inputs
         self.made: Any = None  # generator.memo.MadeFiles: the generated files, once known
         self.links: str | None = None  # generator.memo.links_digest of this build's files
+        self.figure_jobs: list[Any] = []  # generator.drawing.Drawing: figures drawn by workers
+        self.late: dict[str, File] = {}  # site path -> its File, whose bytes a worker is drawing
+        self.typesetting: list[tuple[Page, Any]] = []  # pages whose math V8 is typesetting
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
@@ -132,12 +135,16 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         from generator.settings import Settings
 
         self.site = self.made = self.links = None
+        self.late, self.typesetting = {}, []
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
             self.memo = BuildMemo.open(self.settings)
             self.made = self.memo.files()
             if self.made is None:  # inputs changed since the last build: load and check them all
+                from generator.charts import chart_figures
+
+                self.figure_jobs = [self._drawing(chart_figures())]  # drawn during the fetches
                 self._inputs()  # now, so a bad pin stops the build before any output
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
@@ -167,23 +174,31 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 raise PluginError(f"Inside the Model: {error}") from None
         return self.site
 
-    def _make_files(self) -> Any:
-        """Every generated file (KaTeX, LaTeX tables, figures, the features' files)."""
-        from generator.charts import figure_files
+    def _drawing(self, figures: list[Any]) -> Any:
+        from generator.drawing import Drawing
+
+        return Drawing(figures, self.settings.cache_dir)
+
+    def _make_files(self) -> tuple[Any, list[Any]]:
+        """Every generated file but the figures (KaTeX, LaTeX tables, the features' files), and
+        the features' figures (generator.drawing.Figure) to draw."""
         from generator.errors import InputError
         from generator.features import load_features
         from generator.memo import MadeFiles
         from generator.pages import latex_tables
 
         site = self._inputs()
-        generated = {**site.generated, **latex_tables(), **figure_files(site.cache_dir)}
+        generated = {**site.generated, **latex_tables()}
+        figures = []
         try:
             for feature in load_features():
                 if hasattr(feature, "files"):
                     generated.update(feature.files(site))
+                if hasattr(feature, "figures"):
+                    figures += feature.figures(site)
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
-        return MadeFiles(files=generated, katex_js=site.katex_js)
+        return MadeFiles(files=generated, katex_js=site.katex_js), figures
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:
@@ -191,13 +206,53 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         from generator.assets import unread_theme_files
 
         if self.made is None:
-            self.made = self._make_files()
-            self.memo.record_files(self.made)
-        for path, content in sorted(self.made.files.items()):
-            files.append(File.generated(config, path, content=content))
+            self.made, figures = self._make_files()
+            self.figure_jobs.append(self._drawing(figures))
+        late = {path for job in self.figure_jobs for path in job.paths}
+        for path in sorted({*self.made.files, *late}):
+            if path in late:  # a worker is drawing it while pages are filled: bytes in on_env
+                self.late[path] = File.generated(config, path, content=b"")
+                files.append(self.late[path])
+            else:
+                files.append(File.generated(config, path, content=self.made.files[path]))
         for path in unread_theme_files([f.src_uri for f in files], _search_langs(config)):
             files.remove(files.src_uris[path])
         return files
+
+    @event_priority(100)  # first: MkDocs copies the files and renders the pages after this event
+    def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        """Every page's math typeset; the figures the workers drew, into their files."""
+        if not self.config.enabled:
+            return env
+        from generator.errors import InputError
+
+        typesetting, self.typesetting = self.typesetting, []
+        for page, typeset in typesetting:
+            try:
+                page.content = typeset.result()
+            except InputError as error:
+                raise PluginError(f"Inside the Model: {error}") from None
+        if self.figure_jobs:
+            self._finish_figures()
+        return env
+
+    def _finish_figures(self) -> None:
+        """The figures the workers drew, into their files; then the memo of every file."""
+        from generator.memo import MadeFiles
+
+        drawn: dict[str, bytes] = {}
+        for job in self.figure_jobs:
+            drawn.update(job.files())
+        self.figure_jobs = []
+        for path, data in drawn.items():
+            self.late[path].content_bytes = data
+        self.made = MadeFiles(files={**self.made.files, **drawn}, katex_js=self.made.katex_js)
+        self.memo.record_files(self.made)
+
+    def _stop_drawing(self) -> None:
+        for job in self.figure_jobs:
+            job.cancel()
+        self.figure_jobs = []
 
     @event_priority(50)  # early: other plugins see the page with its blocks filled in
     def on_page_markdown(
@@ -243,7 +298,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         return filled.markdown
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
-        """Typeset the page's math with KaTeX now, so readers and search get finished formulas."""
+        """Typeset the page's math with KaTeX at build time, so readers and search get finished
+        formulas: from the store at once, else on the typesetter's thread while MkDocs converts
+        the next pages (the page's content is replaced in on_env, before any page is written)."""
         if not self.config.enabled:
             return html
         from generator.errors import InputError
@@ -259,11 +316,16 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if isinstance(depth, int) and page.toc is not None:
             _prune_toc(page.toc, depth)
 
-        try:
-            typeset: str = self.typesetter.page(for_readers(html), page=f"docs/{page.file.src_uri}")
-        except InputError as error:
-            raise PluginError(f"Inside the Model: {error}") from None
-        return typeset
+        readable = for_readers(html)
+        typeset = self.typesetter.page_later(readable, page=f"docs/{page.file.src_uri}")
+        if typeset.done():
+            try:
+                done: str = typeset.result()
+            except InputError as error:
+                raise PluginError(f"Inside the Model: {error}") from None
+            return done
+        self.typesetting.append((page, typeset))
+        return readable
 
     @event_priority(10)  # before Material's search plugin reads the page
     def _search_reads_text(
@@ -312,6 +374,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
     def on_build_error(self, *, error: Exception) -> None:
         self._close_typesetter()
+        self._stop_drawing()
         self.failed = True
 
     @event_priority(-100)  # last: publish only after every other plugin has finished
@@ -322,6 +385,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         """Publish only a build that ran to the end: not one that failed, was interrupted (Ctrl-C
         is not an Exception, so on_build_error never sees it) or aborted in strict mode."""
         self._close_typesetter()
+        self._stop_drawing()
         publication, self.publication = self.publication, None
         if publication is None:
             return

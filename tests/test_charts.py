@@ -4,18 +4,15 @@ where attention's T×T work passes its projections matches the algebra."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
 
-from generator.charts import (
-    attention_crossover,
-    cached_files,
-    figure_files,
-    params_figure,
-    render_all,
-)
+from generator.charts import attention_crossover, figure_files, params_figure, render_all
 from generator.config import CONFIGS, SIZES
+from generator.drawing import Drawing, Figure
+from generator.store import key_of
 
 pytestmark = pytest.mark.slow
 
@@ -70,34 +67,62 @@ def test_decode_figure_states_the_counted_crossover_and_ratio(name: str) -> None
     assert f"no cache costs {ratio:,.0f}× more" in text
 
 
-def _cache_files(tmp_path: Path, calls: list[int]) -> dict[str, bytes]:
-    def render() -> dict[str, bytes]:
-        calls.append(1)
-        return {"figures/a-small.svg": b"<svg>small</svg>", "figures/a-xl.svg": b"<svg>xl</svg>"}
+CALLS: list[str] = []
 
-    return cached_files(tmp_path, "ab" * 32, render)
+
+def dummy_figure(name: str) -> bytes:
+    """A stand-in drawing for the cache tests (this process, workers=0)."""
+    CALLS.append(name)
+    return f"<svg>{name}</svg>".encode()
+
+
+def _draw_two(cache: Path) -> dict[str, bytes]:
+    figures = [
+        Figure(f"figures/a-{name}.svg", f"{__name__}:dummy_figure", (name,), key_of(name))
+        for name in ("small", "xl")
+    ]
+    return Drawing(figures, cache, workers=0).files()
 
 
 def test_swapped_figure_entries_are_never_served_for_the_other_path(tmp_path: Path) -> None:
     """Issue 11: swapping two cached figures put GPT-2 XL's figure in the small tab."""
-    calls: list[int] = []
-    first = _cache_files(tmp_path, calls)
-    small, xl = (p for p in (tmp_path / "figure").rglob("*") if p.is_file())
+    CALLS.clear()
+    first = _draw_two(tmp_path)
+    assert _draw_two(tmp_path) == first and CALLS == ["small", "xl"]  # the second from the cache
+    small, xl = sorted(p for p in (tmp_path / "figure").rglob("*") if p.is_file())
     a, b = small.read_bytes(), xl.read_bytes()
     small.write_bytes(b)
     xl.write_bytes(a)
-    assert _cache_files(tmp_path, calls) == first and len(calls) == 2  # rebuilt, right files
+    assert _draw_two(tmp_path) == first and len(CALLS) == 4  # both redrawn, each for its path
 
 
-@pytest.mark.parametrize("garbage", [b"", b"{not json", b"\x00\xff" * 40, b'[1, {"a": 2}]'])
-def test_a_garbage_index_is_discarded_and_rebuilt(tmp_path: Path, garbage: bytes, caplog) -> None:
-    calls: list[int] = []
-    first = _cache_files(tmp_path, calls)
-    (index,) = (p for p in (tmp_path / "figures").rglob("*") if p.is_file())
-    index.write_bytes(garbage)
-    assert _cache_files(tmp_path, calls) == first and len(calls) == 2
+@pytest.mark.parametrize("garbage", [b"", b"{not json", b"\x00\xff" * 40])
+def test_a_garbage_entry_is_discarded_and_redrawn(tmp_path: Path, garbage: bytes, caplog) -> None:
+    CALLS.clear()
+    first = _draw_two(tmp_path)
+    entry = next(p for p in (tmp_path / "figure").rglob("*") if p.is_file())
+    entry.write_bytes(garbage)
+    assert _draw_two(tmp_path) == first and len(CALLS) == 3
     assert any("discarded" in r.getMessage() for r in caplog.records)
-    assert _cache_files(tmp_path, calls) == first and len(calls) == 2  # and cached again
+    assert _draw_two(tmp_path) == first and len(CALLS) == 3  # and cached again
+
+
+def test_a_worker_that_fails_names_its_figures(tmp_path: Path) -> None:
+    broken = Figure("figures/broken.svg", "generator.charts:no_such_drawing", (), "c" * 64)
+    drawing = Drawing([broken], tmp_path, workers=1)
+    with pytest.raises(RuntimeError, match="figures/broken.svg"):
+        drawing.files()
+
+
+def test_a_cancelled_drawing_stops_its_workers(tmp_path: Path) -> None:
+    slow = Figure("figures/slow.svg", "time:sleep", (60,), "d" * 64)
+    drawing = Drawing([slow], tmp_path, workers=1)
+    deadline = time.monotonic() + 30
+    while not drawing.processes and time.monotonic() < deadline:
+        time.sleep(0.05)
+    drawing.cancel()
+    (process,) = drawing.processes
+    assert process.wait(timeout=10) != 0  # killed, not left sleeping
 
 
 @pytest.mark.parametrize("name", ["flops-context", "decode-flops"])
@@ -122,9 +147,9 @@ def test_every_label_is_plain_text_inside_the_figure(name: str) -> None:
 
 
 def test_figures_drawn_in_worker_processes_are_the_same_bytes() -> None:
-    """render_all shares the figures with `python -m generator.charts` workers on a machine
-    with more than one core; what they draw must equal what one process draws."""
-    assert render_all(workers=3) == render_all(workers=1)
+    """A build draws its figures in `python -m generator.drawing` workers while it fills pages;
+    what they draw must equal what this process draws."""
+    assert render_all(workers=3) == render_all(workers=0)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -144,7 +169,7 @@ def test_nothing_is_drawn_past_the_canvas(name: str, size: str, monkeypatch) -> 
         return draw_svg(fig)
 
     monkeypatch.setattr(charts, "svg_bytes", measured)
-    charts.render_one((name, size))
+    charts.render_chart(name, size)
     ((box, width, height),) = boxes
     assert box.x0 >= 0 and box.y0 >= 0, box
     assert box.x1 <= width and box.y1 <= height, (box, width, height)

@@ -111,7 +111,7 @@ def _directory(path: Path) -> None:
 TAMPER = {
     "figure-garbage": ("figure", lambda files: [_garbage(f) for f in files]),
     "figures-swapped": ("figure", _rotate),
-    "figure-index-garbage": ("figures", lambda files: [_garbage(f) for f in files]),
+    "typeset-garbage": ("katex", lambda files: [_garbage(f) for f in files]),
     "excerpt-edited": ("excerpts", lambda files: [_edit_payload(f) for f in files]),
     "blob-truncated": (
         "sha256",
@@ -122,7 +122,7 @@ TAMPER = {
 # Damage in different folders, several kinds per build (a build each would be slow for CI).
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
-    "index-directory": ("figure-index-garbage", "blob-is-a-directory"),
+    "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
     "garbage": ("figure-garbage",),
 }
 

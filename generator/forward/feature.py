@@ -2,6 +2,7 @@
 
 files(site): each head's attention as a PNG thumbnail and a labelled SVG view, plus
   forward/heads.json (every head's scores, for other pages and scripts).
+figures(site): the stand-in's training, drawn by matplotlib in a worker (none for GPT-2).
 macros(page): the page's blocks, all rendered from one ForwardPass computed once per build.
 """
 
@@ -11,11 +12,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from generator.drawing import Figure
 from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpoint_pins
 from generator.forward.head_images import attention_png, attention_svg
 from generator.forward.pipeline import ForwardPass, StandinSource
-from generator.forward.training_figure import training_files
+from generator.forward.training_figure import training_figure
 from generator.inputs import BuildInputs
 
 
@@ -40,11 +42,14 @@ def files(site: BuildInputs) -> dict[str, bytes]:
         title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
         out[render.head_file(h.layer, h.head, "svg")] = attention_svg(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
-    if isinstance(fp.source, StandinSource):
-        curve = fp.source.standin.record["curve"]
-        title = "The stand-in's training"
-        out.update(training_files(curve, title, site.cache_dir))
     return out
+
+
+def figures(site: BuildInputs) -> list[Figure]:
+    fp = forward_pass(site)
+    if not isinstance(fp.source, StandinSource):
+        return []
+    return [training_figure(fp.source.standin.record["curve"], "The stand-in's training")]
 
 
 def heads_json(fp: ForwardPass) -> bytes:

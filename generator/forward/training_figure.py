@@ -14,8 +14,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 from generator import charts
-from generator.charts import cached_files, pyplot, svg_bytes
+from generator.charts import pyplot, svg_bytes
+from generator.drawing import Figure
 from generator.forward.analysis import THRESHOLDS
+from generator.store import key_of
 
 FILE = "forward/standin-training.svg"
 
@@ -61,11 +63,14 @@ def training_svg(curve: dict, title: str) -> bytes:
     return svg
 
 
-def training_files(curve: dict, title: str, cache_dir: Path) -> dict[str, bytes]:
-    """{FILE: the figure}, cached by a hash of the curve, the title, this code, the shared
-    plot settings and matplotlib's version (so a warm build does not import matplotlib)."""
+def training_figure(curve: dict, title: str) -> Figure:
+    """The figure to draw (in a worker, generator.drawing), keyed by a hash of the curve, the
+    title, this code, the shared plot settings and matplotlib's version (so a warm build does not
+    import matplotlib)."""
     digest = hashlib.sha256(json.dumps([curve, title], sort_keys=True).encode())
     for module in (__file__, charts.__file__):
         digest.update(Path(module).read_bytes())
     digest.update(version("matplotlib").encode())
-    return cached_files(cache_dir, digest.hexdigest(), lambda: {FILE: training_svg(curve, title)})
+    return Figure(
+        FILE, f"{__name__}:training_svg", (curve, title), key_of(digest.hexdigest(), FILE)
+    )

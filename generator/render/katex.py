@@ -8,7 +8,8 @@ becomes `data-light` attributes, which site.js ties to the diagram boxes as befo
 
 A page's result is kept in the project's store under a key of the KaTeX bundle, the options and
 the page's HTML, so a warm build starts no JavaScript engine at all. A formula KaTeX cannot parse
-stops the build with the page and the formula named.
+stops the build with the page and the formula named. `page_later` typesets on a thread of its own:
+V8 runs outside Python's lock, so the build converts the next pages' Markdown meanwhile.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from generator.errors import InputError
@@ -116,6 +118,7 @@ class Typesetter:
         self.store = store
         self.bundle = sha256_hex(katex_js)
         self._ctx: Any = None
+        self._thread: ThreadPoolExecutor | None = None  # page_later's one thread (one V8 context)
 
     def _context(self) -> Any:
         if self._ctx is None:
@@ -140,19 +143,42 @@ class Typesetter:
                 )
         return [mark_mathml(result["html"]) for result in out]
 
+    def _key(self, page_html: str) -> str:
+        return key_of("katex-page", VERSION, self.bundle, OPTIONS, page_html)
+
+    def _cached(self, page_html: str) -> str | None:
+        """The page as typeset before (or as it is, with no math), else None."""
+        if not MATH.search(page_html):
+            return page_html
+        if self.store is None:
+            return None
+        key = self._key(page_html)
+        cached = self.store.get_entry("katex", key)
+        if cached is not None:
+            try:
+                return cached.decode("utf-8")
+            except UnicodeDecodeError:
+                self.store.discard(self.store.entry_path("katex", key), "it is not UTF-8")
+        return None
+
+    def page_later(self, page_html: str, *, page: str = "a page") -> Future[str]:
+        """`page()` on this typesetter's own thread; done at once when the store has the page."""
+        cached = self._cached(page_html)
+        if cached is not None:
+            done: Future[str] = Future()
+            done.set_result(cached)
+            return done
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="katex")
+        return self._thread.submit(self.page, page_html, page=page)
+
     def page(self, page_html: str, *, page: str = "a page") -> str:
         """The page with every arithmatex element typeset (marked data-typeset)."""
+        cached = self._cached(page_html)
+        if cached is not None:
+            return cached
         items = formulas(page_html)
-        if not items:
-            return page_html
-        key = key_of("katex-page", VERSION, self.bundle, OPTIONS, page_html)
-        if self.store is not None:
-            cached = self.store.get_entry("katex", key)
-            if cached is not None:
-                try:
-                    return cached.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.store.discard(self.store.entry_path("katex", key), "it is not UTF-8")
+        key = self._key(page_html)
         rendered = iter(self.render(items, page=page))
         result = MATH.sub(
             lambda m: f'<{m[1]} class="arithmatex" data-typeset="1">{next(rendered)}</{m[1]}>',
@@ -163,6 +189,9 @@ class Typesetter:
         return result
 
     def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(cancel_futures=True)
+            self._thread = None
         if self._ctx is not None:
             self._ctx.close()
             self._ctx = None
