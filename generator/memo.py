@@ -13,11 +13,13 @@ store under a fingerprint of the build's inputs:
   pinned files found and verified, and where).
 
 and, for a page, its Markdown, front matter, address and the address of every file it may link.
-Two entries: the generated files (one entry, an index then the bytes) with the KaTeX bundle the
-build typesets with, and one entry per page (the filled Markdown and the description a block set).
-Both are signed like every derived entry (generator/store.py): a forged or foreign memo is
-discarded and the build computes afresh. On a miss nothing changes: the build loads and checks
-every input (a bad pin still stops it in on_config) and records what it made.
+Two kinds of entry: the generated files with the KaTeX bundle the build typesets with (an index of
+their sha256, the bytes stored as blobs named by their hash, so a file unchanged since another
+fingerprint is stored once), and one entry per page (the filled Markdown and the description a
+block set). Entries are signed like every derived entry (generator/store.py) and blobs are
+re-hashed on every read: a forged or foreign memo is discarded and the build computes afresh. On
+a miss nothing changes: the build loads and checks every input (a bad pin still stops it in
+on_config) and records what it made.
 
 What the fingerprint leaves out, on purpose: upstream bytes from the network or a clone (every
 excerpt is checked against the lock's sha256, which the fingerprint covers), and mkdocs.yml
@@ -27,7 +29,6 @@ excerpt is checked against the lock's sha256, which the fingerprint covers), and
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -140,36 +141,26 @@ class BuildMemo:
     def open(cls, settings: Settings) -> BuildMemo:
         return cls(Store(settings.cache_dir), fingerprint(settings))
 
-    # -- generated files: an index line, then the bytes one after another -------------------------
+    # -- generated files: an index of sha256, the bytes as blobs ----------------------------------
     def _files_key(self) -> str:
         return key_of("memo-files", self.fingerprint)
 
     def files(self) -> MadeFiles | None:
-        payload = self.store.get_entry("memo_files", self._files_key())
-        if payload is None:
+        index = self.store.get_json("memo_files", self._files_key())
+        if not isinstance(index, dict) or not isinstance(index.get("files"), dict):
             return None
-        index_line, _, body = payload.partition(b"\n")
-        try:
-            index = json.loads(index_line)
-            out, offset = {}, 0
-            for path, size in index["files"]:
-                out[path] = body[offset : offset + size]
-                offset += size
-            katex_js = body[offset:]
-            if len(katex_js) != index["katex_js"]:
-                raise ValueError("sizes do not add up")
-        except (ValueError, KeyError, TypeError):
-            self.store.discard(self.store.entry_path("memo_files", self._files_key()), "garbled")
-            return None
-        return MadeFiles(files=out, katex_js=katex_js)
+        found = {path: self.store.get(str(sha)) for path, sha in index["files"].items()}
+        katex_js = self.store.get(str(index.get("katex_js")))
+        if katex_js is None or any(data is None for data in found.values()):
+            return None  # a blob is gone or damaged (and discarded): make everything again
+        return MadeFiles(files=found, katex_js=katex_js)  # type: ignore[arg-type]
 
     def record_files(self, made: MadeFiles) -> None:
-        names = sorted(made.files)
-        index = {"files": [[n, len(made.files[n])] for n in names], "katex_js": len(made.katex_js)}
-        payload = b"".join(
-            [json.dumps(index).encode(), b"\n", *(made.files[n] for n in names), made.katex_js]
-        )
-        self.store.put_entry("memo_files", self._files_key(), payload)
+        index = {
+            "files": {path: self.store.put(data) for path, data in sorted(made.files.items())},
+            "katex_js": self.store.put(made.katex_js),
+        }
+        self.store.put_json("memo_files", self._files_key(), index)
 
     # -- pages ------------------------------------------------------------------------------------
     def page_key(self, src_uri: str, markdown: str, meta: Mapping[str, object], links: str) -> str:

@@ -127,7 +127,10 @@ class Store:
         return self.root / "sha256" / sha256[:2] / sha256
 
     def get(self, sha256: str) -> bytes | None:
-        """The blob whose bytes hash to `sha256`, or None (absent, or discarded as damaged)."""
+        """The blob whose bytes hash to `sha256`, or None (absent, discarded as damaged, or
+        `sha256` is not 64 hex digits)."""
+        if not _is_hex64(sha256):
+            return None
         path = self.path_for(sha256)
         data = self._read(path)
         if data is None:
@@ -138,9 +141,17 @@ class Store:
         return data
 
     def put(self, data: bytes) -> str:
-        """Store `data` under its sha256 (atomically); returns the hash."""
+        """Store `data` under its sha256 (atomically); returns the hash. A blob already stored
+        is not written again (every read re-hashes it: a damaged one is discarded on reading,
+        and the next put writes it afresh)."""
         sha256 = sha256_hex(data)
-        self._write(self.path_for(sha256), data)
+        path = self.path_for(sha256)
+        try:
+            if stat.S_ISREG(path.lstat().st_mode) and path.lstat().st_size == len(data):
+                return sha256
+        except OSError:
+            pass
+        self._write(path, data)
         return sha256
 
     # -- keyed entries: header line + payload --------------------------------------------------------

@@ -122,6 +122,24 @@ def test_a_forged_memo_is_never_replayed(tmp_path: Path, caplog) -> None:
     assert "not signed" in caplog.text
 
 
+def test_files_unchanged_across_fingerprints_are_stored_once_and_rehashed_on_reading(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "cache")
+    made = MadeFiles(files={"a.svg": b"<svg>a</svg>", "b.json": b"{}"}, katex_js=b"katex")
+    for fingerprint_ in ("1" * 64, "2" * 64):  # e.g. a comment edited in generator/
+        BuildMemo(store, fingerprint_).record_files(made)
+    blobs = sorted(p for p in (tmp_path / "cache" / "sha256").rglob("*") if p.is_file())
+    assert len(blobs) == 3
+    assert BuildMemo(store, "2" * 64).files() == made
+
+    damaged = store.path_for(sha256_hex(b"<svg>a</svg>"))
+    damaged.write_bytes(b"<svg>b</svg>")  # same size, other bytes
+    assert BuildMemo(store, "2" * 64).files() is None  # never served: the build makes them anew
+    BuildMemo(store, "2" * 64).record_files(made)
+    assert BuildMemo(store, "2" * 64).files() == made
+
+
 def test_a_page_key_covers_what_the_page_reads() -> None:
     memo = BuildMemo(Store(Path("/nonexistent")), "a" * 64)
     base = ("index.md", "text", {"title": "t"}, "links")
