@@ -1,5 +1,5 @@
-"""Page weight and time to interactive of the walkthrough and the attention component page
-(a report, not a test).
+"""Page weight and time to interactive of every page, in detail for the walkthrough and the
+attention component page (a report, not a test).
 
     .venv/bin/python bench/bench_pages.py [--runs 5]
     .venv/bin/python bench/bench_pages.py --site before=DIR --site after=DIR --port 8765
@@ -15,6 +15,8 @@
    - component page: navigation start to KaTeX having typeset every formula;
    and, for the walkthrough, the same after instant navigation from the home page (click to ready).
    Reported as the median and the range over the runs, with DOMContentLoaded for reference.
+4. Every page of the site (each index.html), loaded cold: what it transfers (its own files and
+   the shared ones, gzip -9) and when its last formula is typeset, one row each.
 """
 
 from __future__ import annotations
@@ -61,6 +63,13 @@ READY = {
     "return m.length && Array.from(m).every(e => e.dataset.typeset) ? performance.now() : null; })()",
 }
 MATH = READY["component"]  # every formula typeset (at build time, or by a script on load)
+# Any page: its formulas typeset and the fonts they are drawn in loaded (math typeset at build
+# time is in the HTML; KaTeX's fonts are what a reader still waits for). [time, formulas]
+MATH_DRAWN = (
+    "(() => { const m = document.querySelectorAll('.arithmatex'); "
+    "return Array.from(m).every(e => e.dataset.typeset) && document.fonts.status === 'loaded'"
+    " ? [performance.now(), m.length] : null; })()"
+)
 
 
 def build(site_dir: Path, site_url: str) -> None:
@@ -173,7 +182,44 @@ def main() -> int:
     return 0
 
 
+def every_page(site: Path) -> list[str]:
+    """The site path of every page (each folder's index.html), the home page first."""
+    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    return [("" if p == "." else p + "/") for p in pages]
+
+
+def measure_math(browser, url: str) -> dict:
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url, wait_until="load")
+    math, formulas = page.wait_for_function(MATH_DRAWN, timeout=30_000).json_value()
+    dcl = page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
+    page.wait_for_load_state("networkidle")
+    context.close()
+    return {"math": math, "formulas": formulas, "dcl": dcl, "requests": requests}
+
+
+def report_every_page(browser, site: Path, base: str, runs: int) -> None:
+    print(f"\n== every page, cold (medians of {runs}); math drawn: typeset and its fonts loaded")
+    print(f"{'page':<34} {'own gzip':>10} {'transferred':>12} {'math drawn':>20} {'DCL':>8}")
+    totals = []
+    for path in every_page(site):
+        results = [measure_math(browser, base + path) for _ in range(runs)]
+        own, shared = weigh(site, results[0]["requests"])
+        own_gz, all_gz = sum(r[2] for r in own), sum(r[2] for r in own + shared)
+        totals.append(all_gz)
+        formulas = results[0]["formulas"]
+        math = f"{statistics.median(r['math'] for r in results):.0f} ms ({formulas})"
+        shown = math if formulas else "no math"
+        dcl = statistics.median(r["dcl"] for r in results)
+        print(f"{path or '/':<34} {kb(own_gz):>10} {kb(all_gz):>12} {shown:>20} {dcl:>5.0f} ms")
+    print(f"{len(totals)} pages; the heaviest transfers {kb(max(totals))} on a cold load")
+
+
 def report(browser, site: Path, base: str, runs: int) -> None:
+    report_every_page(browser, site, base, runs)
     shared_seen: dict[str, tuple] = {}
     for path, kind in PAGES.items():
         results = [measure(browser, base + path, kind) for _ in range(runs)]
