@@ -21,6 +21,9 @@ TINY = dataclasses.replace(
     CONFIGS["gpt2"], name="tiny", label="tiny", n_layer=2, n_head=2, d_model=16, n_ctx=32,
     vocab_size=256 + 8 + 1,
 )  # fmt: skip
+# The same with a context long enough for prompts the forward-pass page draws in summary (over
+# head_images.LABELLED_MAX tokens), registered as "tiny" by the tests that use it.
+TINY_LONG = dataclasses.replace(TINY, n_ctx=512)
 TINY_MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ġ", "a"), ("o", "w"), ("Ġ", "c"),
                ("a", "t"), ("Ġc", "at")]  # fmt: skip
 REVISION = "0123456789abcdef0123456789abcdef01234567"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from generator.engine.attention import STEPS, attention, step_lines
 from generator.engine.layers import embed, gelu, layer_norm, linear, mlp, softmax, unembed
-from generator.engine.model import BlockTrace, Trace, block, forward
+from generator.engine.model import BlockTrace, Trace, block, forward, forward_from
 from generator.engine.safetensors_file import load_safetensors, parse_safetensors, write_safetensors
 from generator.engine.weights import random_weights, toy_token_ids, toy_weights, weight_shapes
 
@@ -19,6 +19,7 @@ __all__ = [
     "block",
     "embed",
     "forward",
+    "forward_from",
     "gelu",
     "layer_norm",
     "linear",

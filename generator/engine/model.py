@@ -3,6 +3,8 @@
 x = wte[ids] + wpe[:T]
 for each block:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x))
 logits = ln_f(x) @ wteᵀ;  probs = softmax(logits)
+
+forward_from runs the same pass from a given block on, from the residual stream entering it.
 """
 
 from __future__ import annotations
@@ -126,3 +128,29 @@ def forward(
     if keep == "all":
         trace.embed, trace.lnf, trace.lnf_trace = embed_trace, lnf, lnf_trace
     return trace
+
+
+def forward_from(
+    weights: Weights,
+    cfg: ModelConfig,
+    x: np.ndarray,
+    start: int,
+    dtype: np.dtype | type = np.float64,
+) -> np.ndarray:
+    """The logits [T, V] of blocks start … n_layer - 1, ln_f and the unembedding run on x [T, d],
+    the residual stream entering block `start`.
+
+    Given forward()'s own stream there (trace.blocks[start].resid_in, kept by keep="patterns"),
+    these are the operations forward() does after it, on the same arrays: the same bits as
+    forward(weights, cfg, ids).logits, for a fraction (n_layer - start) / n_layer of the blocks'
+    work. A change to the weights of block `start` or later (a removed head) needs nothing before
+    it recomputed, since the blocks before it read none of those weights.
+    """
+    if not 0 <= start <= cfg.n_layer:
+        raise ValueError(f"start must be a block index 0 … {cfg.n_layer}, not {start}")
+    w = cast(weights, dtype)
+    x = np.asarray(x, dtype=dtype)
+    for i in range(start, cfg.n_layer):
+        x, _ = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep="none")
+    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
+    return unembed(lnf, w["wte.weight"])  # [T, V]

@@ -13,6 +13,7 @@ import numpy as np
 
 from generator.config import CONFIGS, ModelConfig
 from generator.engine import Trace, forward, load_safetensors
+from generator.engine.layers import cast
 from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
@@ -140,6 +141,9 @@ def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
     source, cfg, tokenizer, model_weights = load_model(settings, weights=weights)
     ids = prompt_ids(tokenizer, prompt, cfg)
     token_ids = np.array(ids, dtype=np.int64)
+    # float64 once, for the run and every removal (forward then casts nothing); GPT-2's float32
+    # tensors (498 MB) are let go here rather than held beside their float64 copy.
+    model_weights = cast(model_weights, np.float64)
     trace = forward(model_weights, cfg, token_ids, keep="patterns")  # weights and stream
 
     weights_per_block = [block.attention["weights"] for block in trace.blocks]
@@ -160,5 +164,5 @@ def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
         residual_norms=norms,
         top_next=[(tokenizer.token_text(int(i)), float(last[i])) for i in order],
         predicted=[tokenizer.token_text(int(i)) for i in trace.probs.argmax(axis=-1)],
-        removals=removals(model_weights, cfg, token_ids, trace.probs, heads, tokenizer.token_text),
+        removals=removals(model_weights, cfg, trace, heads, tokenizer.token_text),
     )
