@@ -150,9 +150,12 @@ class Gallery(Block):
     template: ClassVar[str] = "forward_gallery.html"
     n_layer: int
     n_head: int
-    size: int  # T: a thumbnail's width and height in pixels
+    size: int  # a thumbnail's width and height in pixels (T up to head_images.THUMBNAIL_MAX)
     rows: tuple[GalleryRow, ...]  # n_layer
     badges: tuple[tuple[str, str], ...]  # (badge, kind) for the legend
+    positions: str = ""  # T, formatted ("1,024")
+    pooled: int = 1  # cells a side one thumbnail pixel covers (head_images.pool_factor)
+    every: int = 0  # a pixel view's interval between axis labels; 0: labelled views
 
 
 @dataclass(frozen=True)

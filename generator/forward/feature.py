@@ -1,6 +1,7 @@
 """The forward-pass page as a site feature: generated files and {{ forward_*() }} macros.
 
-files(site): each head's attention as a PNG thumbnail and a labelled SVG view, plus
+files(site): each head's attention as a PNG thumbnail and an SVG large view (labelled up to
+  head_images.LABELLED_MAX positions, a pixel view beyond: see head_images), plus
   forward/heads.json (every head's scores, for other pages and scripts).
 figures(site): the stand-in's training, drawn by matplotlib in a worker (none for GPT-2).
 macros(page): the page's blocks, all rendered from one ForwardPass computed once per build.
@@ -15,7 +16,7 @@ from pathlib import Path
 from generator.drawing import Figure
 from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
 from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpoint_pins
-from generator.forward.head_images import attention_png, attention_svg
+from generator.forward.head_images import attention_view, thumbnail_png
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_figure
 from generator.inputs import BuildInputs
@@ -38,9 +39,9 @@ def files(site: BuildInputs) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for h in fp.heads:
         pattern = fp.attention(h.layer, h.head)
-        out[render.head_file(h.layer, h.head, "png")] = attention_png(pattern)
+        out[render.head_file(h.layer, h.head, "png")] = thumbnail_png(pattern)
         title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
-        out[render.head_file(h.layer, h.head, "svg")] = attention_svg(pattern, shown, title)
+        out[render.head_file(h.layer, h.head, "svg")] = attention_view(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
     return out
 

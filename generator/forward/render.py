@@ -39,7 +39,15 @@ from generator.forward.blocks import (
     Training,
 )
 from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
-from generator.forward.head_images import colour, hex_colour, text_colour
+from generator.forward.head_images import (
+    LABELLED_MAX,
+    colour,
+    hex_colour,
+    pool_factor,
+    text_colour,
+    thumbnail_side,
+    view_ticks,
+)
 from generator.forward.literature import compare, verdict
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
@@ -231,12 +239,16 @@ def gallery_block(fp: ForwardPass, url: Url) -> Gallery:
                 kinds=tuple((k, SHORT[k]) for k in h.kinds),
             )
         )
+    T = len(fp.tokens)
     return Gallery(
         n_layer=fp.cfg.n_layer,
         n_head=fp.cfg.n_head,
-        size=len(fp.tokens),
+        size=thumbnail_side(T),
         rows=tuple(GalleryRow(layer, tuple(heads)) for layer, heads in sorted(by_layer.items())),
         badges=tuple((SHORT[k], k) for k in KINDS),
+        positions=fmt_int(T),
+        pooled=pool_factor(T),
+        every=view_ticks(T)[1] if T > LABELLED_MAX else 0,
     )
 
 
