@@ -37,12 +37,13 @@ def tiny_vocab() -> dict[str, int]:
     return {s: i for i, s in enumerate(symbols)}
 
 
-def write_tiny_checkpoint(folder: Path, seed: int = 0) -> dict[str, Path]:
-    """model.safetensors (hub names, float32), vocab.json and merges.txt in `folder`."""
+def write_tiny_checkpoint(folder: Path, seed: int = 0, cfg=TINY) -> dict[str, Path]:
+    """model.safetensors (hub names, float32, cfg's shapes), vocab.json and merges.txt in
+    `folder`."""
     from safetensors.numpy import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    weights = random_weights(TINY, seed=seed, dtype=np.float32)
+    weights = random_weights(cfg, seed=seed, dtype=np.float32)
     save_file(
         {k: np.ascontiguousarray(v) for k, v in weights.items()}, folder / "model.safetensors"
     )

@@ -1,6 +1,7 @@
 """A GPT-2-small-shaped checkpoint with random weights, a byte-level vocabulary of GPT-2's size
 and its own pin, in a project copy: the GPT-2 branch at full size without the hub (used by
-bench/bench_gpt2_full.py and the slow full-size browser test)."""
+bench/bench_gpt2_full.py and the slow full-size browser test); and a prompt of a given length in
+tokens of that vocabulary."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from generator.config import CONFIGS
 from generator.engine import random_weights, weight_shapes, write_safetensors
-from generator.forward.bpe import ENDOFTEXT, bytes_to_unicode
+from generator.forward.bpe import ENDOFTEXT, BPETokenizer, bytes_to_unicode
 from tests.site_helpers import ROOT
 
 N_MERGES = 50_000  # GPT-2's merges.txt has 50,000 rules; 256 + 50,000 + 1 = 50,257 tokens
@@ -40,6 +41,25 @@ def write_checkpoint(folder: Path) -> dict[str, Path]:
     text = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
     (folder / "merges.txt").write_text(text, encoding="utf-8")
     return {name: folder / name for name in ("model.safetensors", "vocab.json", "merges.txt")}
+
+
+def prompt_of(folder: Path, n_tokens: int) -> str:
+    """A repeated sentence cut to the longest prefix that the vocabulary in `folder` makes
+    n_tokens - 1 tokens of, so that with <|endoftext|> the page's prompt is n_tokens long (1,024:
+    GPT-2's whole context). The repeats give induction scores something to find."""
+    tokenizer = BPETokenizer.from_files(folder / "vocab.json", folder / "merges.txt")
+    text = "The quick brown fox jumps over the lazy dog near the old river bank. " * n_tokens
+    low, high = 0, len(text)  # token counts grow with the prefix: search its length
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(tokenizer.encode(text[:middle])) <= n_tokens - 1:
+            low = middle
+        else:
+            high = middle - 1
+    found = len(tokenizer.encode(text[:low])) + 1
+    if found != n_tokens:
+        raise ValueError(f"no prefix makes {n_tokens} tokens (the closest makes {found})")
+    return text[:low]
 
 
 def pin(paths: dict[str, Path]) -> str:

@@ -41,9 +41,11 @@ class Tokens(Block):
     template: ClassVar[str] = "forward_tokens.html"
     prompt: str
     tokens: tuple[tuple[str, bool], ...]  # (shown text, its token appeared before)
-    n_repeat: int
+    count: str  # how many, formatted ("1,024")
+    n_repeat: str  # how many are marked, formatted
     first_repeat: int | None
     tokenizer: str
+    scroll: bool = False  # a long prompt: the list scrolls in a box of its own (render.summarised)
 
 
 # -- residual stream -------------------------------------------------------------------------------
@@ -51,25 +53,29 @@ class Tokens(Block):
 class ResidualCell:
     background: str  # "#rrggbb": the norm's colour, on a log scale over the whole table
     colour: str  # "#000" or "#fff", whichever reads better on the background
-    value: str  # the norm, two decimals (the cell's title)
+    title: str  # where it is and the norm to two decimals: "after block 3, position 7: 12.34"
     short: str  # the norm in at most four characters (the cell's text)
 
 
 @dataclass(frozen=True)
 class ResidualRow:
     label: str  # "embedding", "after block 0", ...
-    cells: tuple[ResidualCell, ...]  # one per position
+    cells: tuple[ResidualCell, ...]  # one per column
 
 
 @dataclass(frozen=True)
 class ResidualStream(Block):
-    """‖x‖ of the residual stream at every position, entering block 0 and after each block."""
+    """‖x‖ of the residual stream entering block 0 and after each block: at every position, or
+    for a long prompt at position 0 and the smallest, median and largest over the others, with
+    every value in a CSV file."""
 
     template: ClassVar[str] = "forward_residual.html"
-    tokens: tuple[str, ...]  # the column heads, shown
+    columns: tuple[tuple[str, str], ...]  # (column head, its title): a token and its position
     rows: tuple[ResidualRow, ...]  # n_layer + 1 rows
     median_growth: str  # last row / first row at the median position (after the first), "3.1"
     first_growth: str  # the same at position 0
+    summary_of: str = ""  # how many positions the summary columns cover ("1,023"); "": none
+    csv: str = ""  # link to every value (with summary_of)
 
 
 # -- heads -----------------------------------------------------------------------------------------
@@ -184,8 +190,10 @@ class Predictions(Block):
     last: str  # the prompt's last token, shown
     top: tuple[tuple[int, str, str, str], ...]  # (rank, token, bar width %, probability)
     steps: tuple[tuple[int, str, str, str], ...]  # (position, token, top guess, actual next)
-    hits: int  # positions whose top guess is the actual next token
-    hits_repeat: int  # of those, inside the repeated phrase
+    guessed: str  # positions with a next token to guess (T - 1), formatted
+    hits: str  # positions whose top guess is the actual next token, formatted
+    hits_repeat: str  # of those, inside the repeated phrase
+    scroll: bool = False  # a long prompt: the table of every position scrolls in its own box
 
 
 # -- removing heads --------------------------------------------------------------------------------
@@ -195,7 +203,7 @@ class RemovalRow:
     label: str
     kinds: str
     right: str  # mean probability of the right answers, formatted
-    hits: int  # repeat positions where the right answer is the top guess
+    hits: str  # repeat positions where the right answer is the top guess, formatted
     top: str  # the top guess after the last token, shown
     top_prob: str
 
@@ -205,7 +213,7 @@ class Removals(Block):
     """The prompt's predictions with each pointed-out head removed; the intact model first."""
 
     template: ClassVar[str] = "forward_removals.html"
-    n_repeat: int  # positions where copying gives the right answer
+    n_repeat: str  # positions where copying gives the right answer, formatted
     last: str  # the prompt's last token, shown
     rows: tuple[RemovalRow, ...]
 

@@ -2,7 +2,8 @@
 
 files(site): each head's attention as a PNG thumbnail and an SVG large view (labelled up to
   head_images.LABELLED_MAX positions, a pixel view beyond: see head_images), plus
-  forward/heads.json (every head's scores, for other pages and scripts).
+  forward/heads.json (every head's scores, for other pages and scripts) and, for a prompt too
+  long for the page to list every norm, forward/residual-norms.csv (all of them).
 figures(site): the stand-in's training, drawn by matplotlib in a worker (none for GPT-2).
 macros(page): the page's blocks, all rendered from one ForwardPass computed once per build.
 """
@@ -43,6 +44,8 @@ def files(site: BuildInputs) -> dict[str, bytes]:
         title = f"{fp.cfg.label}: block {h.layer}, head {h.head}"
         out[render.head_file(h.layer, h.head, "svg")] = attention_view(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
+    if render.summarised(fp):
+        out[render.RESIDUAL_CSV] = render.residual_csv(fp)
     return out
 
 
@@ -105,7 +108,7 @@ def macros(page) -> dict[str, Callable[..., str]]:
     return {
         "forward_source": source,
         "forward_tokens": lambda: page.render_block(render.tokens_block(fp())),
-        "forward_residual": lambda: page.render_block(render.residual_block(fp())),
+        "forward_residual": lambda: page.render_block(render.residual_block(fp(), url)),
         "forward_found": lambda: page.render_block(render.found_block(fp())),
         "forward_gallery": lambda: page.render_block(render.gallery_block(fp(), url)),
         "forward_scores": lambda: page.render_block(render.scores_table(fp())),

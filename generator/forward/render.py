@@ -4,10 +4,18 @@ Each function gathers one block's data (generator/forward/blocks.py); its templa
 generator/templates/forward_*.html holds the markup. Every block reads well without JavaScript:
 the gallery's cells link to each head's large view (an SVG file); forward.js only opens that
 view in place and moves between heads.
+
+A prompt longer than head_images.LABELLED_MAX positions is drawn and tabled in summary
+(`summarised`), so that a 1,024-token page stays a page: pooled thumbnails and pixel views
+(head_images), the residual norms at position 0 and as smallest/median/largest over the rest
+with every value in forward/residual-norms.csv, and the token list and the per-position guesses
+in boxes that scroll. Up to that length every block is what it always was, byte for byte.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 
 import numpy as np
@@ -63,6 +71,12 @@ KIND_TEXT = {  # kind -> (what the page calls such heads, what they do)
     ),
 }
 Url = Callable[[str], str]  # site path -> link relative to the page
+RESIDUAL_CSV = "forward/residual-norms.csv"  # every norm, for a prompt the page summarises
+
+
+def summarised(fp: ForwardPass) -> bool:
+    """Whether the prompt is too long to list position by position (over LABELLED_MAX tokens)."""
+    return len(fp.tokens) > LABELLED_MAX
 
 
 def head_file(layer: int, head: int, ext: str) -> str:
@@ -128,9 +142,11 @@ def tokens_block(fp: ForwardPass) -> Tokens:
     return Tokens(
         prompt=fp.prompt,
         tokens=tuple((show(token), i in repeated) for i, token in enumerate(fp.tokens)),
-        n_repeat=len(repeated),
+        count=fmt_int(len(fp.tokens)),
+        n_repeat=fmt_int(len(repeated)),
         first_repeat=min(repeated) if repeated else None,
         tokenizer=_tokenizer_name(fp),
+        scroll=summarised(fp),
     )
 
 
@@ -141,28 +157,82 @@ def _tokenizer_name(fp: ForwardPass) -> str:
 
 
 # -- residual stream -------------------------------------------------------------------------------
-def residual_block(fp: ForwardPass) -> ResidualStream:
+def residual_block(fp: ForwardPass, url: Url | None = None) -> ResidualStream:
+    """A column per position; for a long prompt (summarised), position 0 and the smallest, median
+    and largest norm over the other positions, with a link (url) to every value as CSV. Colour is
+    on one log scale over every norm either way."""
     norms = fp.residual_norms  # [n_layer + 1, T]
     logs = np.log(norms)
     low, high = float(logs.min()), float(logs.max())
     span = high - low or 1.0
-    rows = []
-    for r, row in enumerate(norms):
-        cells = []
-        for value in row:
-            rgb = colour(np.array(0.85 * (np.log(value) - low) / span))
-            cells.append(
-                ResidualCell(hex_colour(rgb), text_colour(rgb), f"{value:.2f}", _short(value))
-            )
-        rows.append(ResidualRow("embedding" if r == 0 else f"after block {r - 1}", tuple(cells)))
+
+    def cell(value: float, where: str) -> ResidualCell:
+        rgb = colour(np.array(0.85 * (np.log(value) - low) / span))
+        return ResidualCell(
+            hex_colour(rgb), text_colour(rgb), f"{where}: {value:.2f}", _short(value)
+        )
+
+    labels = [_stream(r) for r in range(len(norms))]
     growth = norms[-1] / norms[0]
     median = float(np.median(growth[1:])) if len(growth) > 1 else float(growth[0])
+    growths = {"median_growth": f"{median:.1f}", "first_growth": f"{float(growth[0]):.1f}"}
+    if not summarised(fp):
+        return ResidualStream(
+            columns=tuple((show(t), f"position {i}") for i, t in enumerate(fp.tokens)),
+            rows=tuple(
+                ResidualRow(
+                    label, tuple(cell(v, f"{label}, position {i}") for i, v in enumerate(row))
+                )
+                for label, row in zip(labels, norms, strict=True)
+            ),
+            **growths,
+        )
+    if url is None:
+        raise ValueError("a summarised residual table links its CSV: pass url")
+    last = len(fp.tokens) - 1  # positions 1 … last are summarised
+    over = f"positions 1–{last}"  # positions are indices: no thousands separator, as on the chips
+    rows = []
+    for label, row in zip(labels, norms, strict=True):
+        rest = row[1:]
+        low_at, high_at = int(np.argmin(rest)) + 1, int(np.argmax(rest)) + 1
+        rows.append(
+            ResidualRow(
+                label,
+                (
+                    cell(row[0], f"{label}, position 0"),
+                    cell(row[low_at], f"{label}, smallest of {over} (position {low_at})"),
+                    cell(float(np.median(rest)), f"{label}, median of {over}"),
+                    cell(row[high_at], f"{label}, largest of {over} (position {high_at})"),
+                ),
+            )
+        )
     return ResidualStream(
-        tokens=tuple(show(t) for t in fp.tokens),
+        columns=(
+            (show(fp.tokens[0]), "position 0"),
+            ("smallest", f"the smallest norm of {over}"),
+            ("median", f"the median norm of {over}"),
+            ("largest", f"the largest norm of {over}"),
+        ),
         rows=tuple(rows),
-        median_growth=f"{median:.1f}",
-        first_growth=f"{float(growth[0]):.1f}",
+        summary_of=fmt_int(last),
+        csv=url(RESIDUAL_CSV),
+        **growths,
     )
+
+
+def residual_csv(fp: ForwardPass) -> bytes:
+    """Every norm of the residual table: a row per position (its token as the page shows it),
+    a column per stream, four decimals."""
+    out = io.StringIO()
+    table = csv.writer(out, lineterminator="\n")
+    table.writerow(["position", "token", *(_stream(r) for r in range(len(fp.residual_norms)))])
+    for i, token in enumerate(fp.tokens):
+        table.writerow([i, show(token), *(f"{v:.4f}" for v in fp.residual_norms[:, i])])
+    return out.getvalue().encode()
+
+
+def _stream(row: int) -> str:
+    return "embedding" if row == 0 else f"after block {row - 1}"
 
 
 def _short(value: float) -> str:
@@ -281,17 +351,17 @@ def predictions_block(fp: ForwardPass) -> Predictions:
         (i, show(token), show(fp.predicted[i]), show(fp.tokens[i + 1]))
         for i, token in enumerate(fp.tokens[:-1])
     )
-    repeated = sorted(fp.repeated)
+    repeated = fp.repeated
     return Predictions(
         last=show(fp.tokens[-1]),
         top=top,
         steps=steps,
-        hits=sum(fp.predicted[i] == fp.tokens[i + 1] for i in range(len(fp.tokens) - 1)),
-        hits_repeat=sum(
-            fp.predicted[i - 1] == fp.tokens[i]
-            for i in repeated
-            if i - 1 >= 0 and i - 1 in repeated
+        guessed=fmt_int(len(steps)),
+        hits=fmt_int(sum(fp.predicted[i] == fp.tokens[i + 1] for i in range(len(fp.tokens) - 1))),
+        hits_repeat=fmt_int(
+            sum(fp.predicted[i - 1] == fp.tokens[i] for i in repeated if i - 1 in repeated)
         ),
+        scroll=summarised(fp),
     )
 
 
@@ -308,13 +378,13 @@ def removal_block(fp: ForwardPass) -> Removals:
                 label=r.label,
                 kinds=", ".join(kinds[removed]) if removed else "–",
                 right=fmt_prob(r.repeat_prob),
-                hits=r.repeat_hits,
+                hits=fmt_int(r.repeat_hits),
                 top=show(r.last_top),
                 top_prob=fmt_prob(r.last_top_prob),
             )
         )
     return Removals(
-        n_repeat=len(repeat_positions(fp.token_ids)),
+        n_repeat=fmt_int(len(repeat_positions(fp.token_ids))),
         last=show(fp.tokens[-1]),
         rows=tuple(rows),
     )

@@ -1,0 +1,106 @@
+"""The forward-pass page on a long prompt (over head_images.LABELLED_MAX tokens): pooled
+thumbnails and pixel views for every head, the residual norms summarised with every value in a
+CSV file, the token list and the per-position guesses in boxes that scroll; and on the same model
+with a prompt of LABELLED_MAX tokens, every position as always. A tiny GPT-2-shaped checkpoint
+with a 512-token context stands in for GPT-2 (the 1,024-token build at full size is measured by
+bench/bench_gpt2_full.py --prompt-tokens 1024, not here)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import struct
+
+import numpy as np
+import pytest
+from bs4 import BeautifulSoup
+
+from generator import blocks, config
+from generator.forward import current, feature, render
+from generator.forward.checkpoints import PINS_FILE
+from generator.forward.head_images import LABELLED_MAX, thumbnail_side
+from generator.inputs import BuildInputs
+from generator.settings import Settings
+from tests.forward_helpers import TINY_LONG, block_network, pins_toml, write_tiny_checkpoint
+from tests.full_size import prompt_of
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture
+def tiny_long(tmp_path, monkeypatch):
+    """A project whose pins name a tiny checkpoint with a 512-token context, and its settings."""
+    block_network(monkeypatch)
+    monkeypatch.setitem(config.CONFIGS, "tiny", TINY_LONG)
+    folder = tmp_path / "weights"
+    paths = write_tiny_checkpoint(folder, seed=5, cfg=TINY_LONG)
+    root = tmp_path / "project"
+    (root / PINS_FILE).parent.mkdir(parents=True)
+    (root / PINS_FILE).write_text(pins_toml(paths), encoding="utf-8")
+
+    def settings(n_tokens: int) -> Settings:
+        env = {
+            "ITM_GPT2_WEIGHTS": str(folder),
+            "HF_HUB_CACHE": str(tmp_path / "hub"),
+            "ITM_CACHE_DIR": str(tmp_path / "cache"),
+            "ITM_FORWARD_PROMPT": prompt_of(folder, n_tokens),
+        }
+        return Settings.load(root, env=env)
+
+    return settings
+
+
+def test_a_long_prompt_gives_pooled_thumbnails_pixel_views_and_summary_blocks(tiny_long):
+    settings = tiny_long(300)
+    fp = current(settings)
+    T = len(fp.tokens)
+    assert T == 300 and render.summarised(fp)
+
+    files = feature.files(BuildInputs(settings, excerpts={}))
+    thumbs = [v for k, v in files.items() if k.startswith("forward/heads/") and k.endswith(".png")]
+    views = [v for k, v in files.items() if k.startswith("forward/heads/") and k.endswith(".svg")]
+    assert len(thumbs) == len(views) == TINY_LONG.n_layer * TINY_LONG.n_head
+    assert {png_size(t) for t in thumbs} == {(thumbnail_side(T),) * 2}
+    assert all(b"data:image/png;base64," in v and v.count(b"<path") == 1 for v in views)
+    rows = list(csv.reader(io.StringIO(files[render.RESIDUAL_CSV].decode())))
+    assert rows[0][:3] == ["position", "token", "embedding"] and len(rows) == T + 1
+    np.testing.assert_allclose(
+        [[float(v) for v in row[2:]] for row in rows[1:]], fp.residual_norms.T, atol=5e-5
+    )
+
+    link = {render.RESIDUAL_CSV: "../forward/residual-norms.csv"}.get
+    residual = BeautifulSoup(blocks.render(render.residual_block(fp, link)), "html.parser")
+    assert [th.get_text() for th in residual.select("thead th")][2:] == [
+        "smallest",
+        "median",
+        "largest",
+    ]
+    assert len(residual.select("tbody tr")) == TINY_LONG.n_layer + 1
+    last = residual.select("tbody tr")[-1].select("td")
+    high = int(np.argmax(fp.residual_norms[-1, 1:])) + 1
+    assert last[3]["title"].endswith(f"(position {high}): {fp.residual_norms[-1, high]:.2f}")
+    assert residual.select_one("caption a")["href"] == "../forward/residual-norms.csv"
+    assert "over the other 299 positions" in residual.get_text()
+
+    tokens = BeautifulSoup(blocks.render(render.tokens_block(fp)), "html.parser")
+    assert len(tokens.select(".itm-scroll--tall[role=region][tabindex='0'] li.itm-token")) == T
+    predictions = blocks.render(render.predictions_block(fp))
+    assert 'class="itm-scroll itm-scroll--tall"' in predictions
+    gallery = blocks.render(render.gallery_block(fp, lambda path: path))
+    assert f'width="{thumbnail_side(T)}"' in gallery
+    assert "covers 3 × 3 cells" in gallery and "marked every 16 positions" in gallery
+
+
+def test_a_short_prompt_on_the_same_model_keeps_every_position(tiny_long):
+    fp = current(tiny_long(LABELLED_MAX))
+    T = len(fp.tokens)
+    assert T == LABELLED_MAX and not render.summarised(fp)
+    files = feature.files(BuildInputs(tiny_long(LABELLED_MAX), excerpts={}))
+    assert render.RESIDUAL_CSV not in files
+    residual = BeautifulSoup(blocks.render(render.residual_block(fp)), "html.parser")
+    assert len(residual.select("thead th")) == T + 1
+    assert "itm-scroll--tall" not in blocks.render(render.tokens_block(fp))
+    assert "covers" not in blocks.render(render.gallery_block(fp, lambda path: path))
