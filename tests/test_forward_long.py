@@ -1,5 +1,6 @@
 """The forward-pass page on a long prompt (over head_images.LABELLED_MAX tokens): pooled
-thumbnails and pixel views for every head, the residual norms summarised with every value in a
+thumbnails and pixel views for every head (drawn from float32 copies of the patterns, kept once the
+heads are scored in float64), the residual norms summarised with every value in a
 CSV file, the token list and the per-position guesses in boxes that scroll; and on the same model
 with a prompt of LABELLED_MAX tokens, every position as always. A tiny GPT-2-shaped checkpoint
 with a 512-token context stands in for GPT-2 (the 1,024-token build at full size is measured by
@@ -16,7 +17,9 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator import blocks, config
+from generator.engine import forward
 from generator.forward import current, feature, render
+from generator.forward.analysis import score_heads
 from generator.forward.checkpoints import PINS_FILE
 from generator.forward.head_images import LABELLED_MAX, thumbnail_side
 from generator.inputs import BuildInputs
@@ -58,6 +61,13 @@ def test_a_long_prompt_gives_pooled_thumbnails_pixel_views_and_summary_blocks(ti
     fp = current(settings)
     T = len(fp.tokens)
     assert T == 300 and render.summarised(fp)
+    # Scores are measured in float64 before the patterns are kept in float32 for drawing.
+    ours = forward(_float64_weights(settings), TINY_LONG, fp.token_ids, keep="patterns")
+    assert fp.heads == score_heads([b.attention["weights"] for b in ours.blocks], fp.token_ids)
+    assert fp.attention(0, 0).dtype == np.float32
+    np.testing.assert_allclose(
+        fp.attention(1, 1), ours.blocks[1].attention["weights"][1], rtol=1e-6, atol=1e-7
+    )
 
     files = feature.files(BuildInputs(settings, excerpts={}))
     thumbs = [v for k, v in files.items() if k.startswith("forward/heads/") and k.endswith(".png")]
@@ -94,10 +104,18 @@ def test_a_long_prompt_gives_pooled_thumbnails_pixel_views_and_summary_blocks(ti
     assert "covers 3 × 3 cells" in gallery and "marked every 16 positions" in gallery
 
 
+def _float64_weights(settings: Settings):
+    from generator.engine.layers import cast
+    from generator.forward.pipeline import load_model
+
+    return cast(load_model(settings)[3], np.float64)
+
+
 def test_a_short_prompt_on_the_same_model_keeps_every_position(tiny_long):
     fp = current(tiny_long(LABELLED_MAX))
     T = len(fp.tokens)
     assert T == LABELLED_MAX and not render.summarised(fp)
+    assert fp.attention(0, 0).dtype == np.float64
     files = feature.files(BuildInputs(tiny_long(LABELLED_MAX), excerpts={}))
     assert render.RESIDUAL_CSV not in files
     residual = BeautifulSoup(blocks.render(render.residual_block(fp)), "html.parser")

@@ -19,6 +19,7 @@ from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.bpe import BPETokenizer
 from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_checkpoint_pins, resolve
+from generator.forward.head_images import LABELLED_MAX
 from generator.forward.standin import StandIn
 from generator.forward.tokens import WordTokenizer
 from generator.settings import Settings
@@ -78,7 +79,8 @@ class ForwardPass:
     removals: list[Removal]  # the intact model, then each pointed-out head removed
 
     def attention(self, layer: int, head: int) -> np.ndarray:
-        """The head's attention pattern [T, T] (row: query position, column: key position)."""
+        """The head's attention pattern [T, T] (row: query position, column: key position):
+        float64 up to head_images.LABELLED_MAX positions; float32 beyond, once scored (see run)."""
         return self.trace.blocks[layer].attention["weights"][head]
 
     @property
@@ -136,7 +138,15 @@ def prompt_ids(tokenizer: BPETokenizer | WordTokenizer, prompt: str, cfg: ModelC
 
 
 def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
-    """Choose the model, tokenize the prompt, run the engine, measure heads and predictions."""
+    """Choose the model, tokenize the prompt, run the engine, measure heads and predictions.
+
+    Everything is computed in float64, so the page's numbers are the same on every machine. What
+    is kept is what the page prints, plus each head's pattern to draw it. For a long prompt
+    (over head_images.LABELLED_MAX positions) the patterns are kept in float32 once the scores
+    are measured: they are only drawn after that, in 16 colour steps (views) or 8-bit channels
+    (thumbnails), far coarser than float32's 7 digits, and at 1,024 tokens GPT-2 small's 144
+    patterns take 604 MB instead of 1.2 GB, for the rest of the build.
+    """
     prompt = settings.forward_prompt or DEFAULT_PROMPT
     source, cfg, tokenizer, model_weights = load_model(settings, weights=weights)
     ids = prompt_ids(tokenizer, prompt, cfg)
@@ -147,11 +157,15 @@ def run(settings: Settings, *, weights: str | None = None) -> ForwardPass:
     trace = forward(model_weights, cfg, token_ids, keep="patterns")  # weights and stream
 
     weights_per_block = [block.attention["weights"] for block in trace.blocks]
+    heads = score_heads(weights_per_block, token_ids)
+    del weights_per_block
+    if len(ids) > LABELLED_MAX:  # before the [T, V] probabilities are made, not after
+        for block in trace.blocks:  # from here on drawn, never measured
+            block.attention["weights"] = block.attention["weights"].astype(np.float32)
     streams = [trace.blocks[0].resid_in] + [block.resid_out for block in trace.blocks]
     norms = np.stack([np.linalg.norm(x, axis=-1) for x in streams])  # [n_layer + 1, T]
     last = trace.probs[-1]
     order = np.argsort(-last, kind="stable")[:TOP_K]
-    heads = score_heads(weights_per_block, token_ids)
     return ForwardPass(
         source=source,
         cfg=cfg,
