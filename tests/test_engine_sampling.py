@@ -79,6 +79,11 @@ def test_bad_settings_are_input_errors(kwargs):
         Sampling(**kwargs)
 
 
+def test_a_prompt_that_fills_the_context_generates_nothing_and_runs_nothing():
+    """n_new = 0 returns before the prefill: the weights are never read (an empty dict here)."""
+    assert generate({}, TOY, np.arange(TOY.n_ctx), 0, Sampling()) == []
+
+
 def test_too_many_new_tokens_is_an_input_error():
     with pytest.raises(InputError, match="context"):
         generate(random_weights(TOY), TOY, np.arange(10), TOY.n_ctx, Sampling())

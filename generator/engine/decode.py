@@ -56,6 +56,7 @@ class Step:
     cache: np.ndarray  # [n_layer, 2, n_head, ns, d_head]: the cache the next step reads
     scores: list[np.ndarray]  # per layer, scaled and masked scores [n_head, nd, ns] (−∞: masked)
     weights: list[np.ndarray]  # per layer, the attention weights [n_head, nd, ns]
+    # (both empty when decode_step was asked for grids=False)
 
 
 def attention_step(
@@ -89,11 +90,15 @@ def decode_step(
     token_ids: np.ndarray,
     cache: np.ndarray | None = None,
     dtype: np.dtype | type = np.float64,
+    grids: bool = True,
 ) -> Step:
     """Run the nd new tokens token_ids [nd] through the model, reading and growing the cache.
 
     With an empty cache this is the ordinary forward pass (the prompt's "prefill"); after it,
     one token per step is enough, since every earlier position's keys and values are cached.
+    grids=False keeps no layer's scores or weights: the same numbers, without holding
+    2 · n_layer [n_head, nd, ns] grids at once (2.4 GB for GPT-2 small's 1,024-token prefill in
+    float64) when only the logits and the cache are wanted, as in sampling.generate.
     """
     token_ids = np.asarray(token_ids, dtype=np.int64)
     check_config(cfg, token_ids)
@@ -117,8 +122,9 @@ def decode_step(
         m, _ = mlp(ln2, sub_weights(b, "mlp."))
         x = x + m  # [nd, d]
         presents.append(present)
-        attn_scores.append(scores_i)
-        attn_weights.append(weights_i)
+        if grids:
+            attn_scores.append(scores_i)
+            attn_weights.append(weights_i)
     lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
     logits = lnf @ w["wte.weight"].T  # [nd, V], tied unembedding
     present = np.stack(presents)  # [n_layer, 2, h, nd, dh]

@@ -14,7 +14,7 @@ import numpy as np
 
 from generator.config import ModelConfig
 from generator.engine.decode import decode_step
-from generator.engine.layers import Weights, softmax
+from generator.engine.layers import Weights, cast, softmax
 from generator.errors import InputError
 
 
@@ -136,7 +136,8 @@ def generate(
     """Continue `prompt` [T] by n_new tokens, as gpt-2's sample_sequence does.
 
     The first step reads the whole prompt with an empty cache; every later step reads only the
-    token just chosen, with the cache of all before it.
+    token just chosen, with the cache of all before it. The weights are cast to `dtype` once for
+    every step, and no step keeps its attention grids (decode_step's grids=False).
     """
     prompt = np.asarray(prompt, dtype=np.int64)
     if n_new < 0 or prompt.shape[0] + n_new > cfg.n_ctx:
@@ -145,9 +146,12 @@ def generate(
             entry="n_new",
             fix=f"ask for at most {cfg.n_ctx - prompt.shape[0]} new tokens",
         )
+    if n_new == 0:  # a prompt that fills the context: nothing to choose, no prefill to run
+        return []
     rng = np.random.default_rng(seed)
     out: list[Chosen] = []
-    step = decode_step(weights, cfg, prompt, None, dtype)  # prefill: the whole prompt
+    weights = cast(weights, dtype)  # once, not once per step
+    step = decode_step(weights, cfg, prompt, None, dtype, grids=False)  # prefill: the whole prompt
     cached = 0
     for _ in range(n_new):
         token, probs = choose(step.logits[-1], sampling, rng)
@@ -164,5 +168,5 @@ def generate(
         )
         cached = step.cache.shape[3]
         if len(out) < n_new:
-            step = decode_step(weights, cfg, np.array([token]), step.cache, dtype)
+            step = decode_step(weights, cfg, np.array([token]), step.cache, dtype, grids=False)
     return out
