@@ -12,7 +12,7 @@ import numpy as np
 from generator.config import TOY, ModelConfig
 from generator.engine import toy_weights
 from generator.engine.decode import decode_step
-from generator.engine.layers import softmax
+from generator.engine.layers import cast, softmax
 from generator.engine.sampling import (
     Chosen,
     Sampling,
@@ -108,13 +108,22 @@ def _continuation(settings: Settings) -> Continuation:
     source, cfg, tokenizer, weights = load_model(settings)
     ids = np.array(prompt_ids(tokenizer, settings.forward_prompt or DEFAULT_PROMPT, cfg))
     n_new = min(N_NEW, cfg.n_ctx - len(ids))
+    # generate's dtype, cast once here so GPT-2's float32 copy is let go (not at all when the
+    # prompt fills the context and there is nothing to generate)
+    weights = cast(weights, np.float64) if n_new else {}
     chosen = generate(weights, cfg, ids, n_new, SAMPLING, seed=SEED_GENERATE)
+    del weights  # 1 GB for GPT-2 small, not needed below
     from generator.forward import current
 
     run = current(settings)  # the forward-pass page's run of the same prompt and model
     assert np.array_equal(run.token_ids, ids), "the forward pass read another prompt"
     probs = run.trace.probs  # [T, V]
-    entropy = -(probs * np.log(np.where(probs > 0, probs, 1.0))).sum(axis=-1)  # [T]
+    # -Σ p log p per position, with one [T, V] temporary (412 MB at 1,024 tokens), not three
+    plogp = np.where(probs > 0, probs, 1.0)
+    np.log(plogp, out=plogp)
+    plogp *= probs
+    entropy = -plogp.sum(axis=-1)  # [T]
+    del plogp
     unsure = int(np.argmax(entropy))  # the position whose next token the model is least sure of
     logits = np.log(probs[unsure])  # softmax(log p) = p: the same distribution, as logits
     filters = [(name, softmax(process(logits, s))) for name, s in FILTERS]
