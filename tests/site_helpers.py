@@ -73,6 +73,41 @@ if tried or loaded:
 sys.exit(code)
 """
 
+# Before NO_TORCH_MKDOCS: run PATCHES[name] (Python, with the module as `module`) right after
+# generator module `name` is imported. Setting an attribute before the build does not last: the
+# plugin drops and re-imports the generator's modules on every build (plugin._fresh_generator).
+_AFTER_IMPORT = """
+import importlib.machinery
+import sys
+
+
+class AfterImport:
+    def find_spec(self, name, path=None, target=None):
+        if name not in PATCHES:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            exec(PATCHES[name], {"module": module})
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, AfterImport())
+"""
+
+
+def patched_mkdocs(patches: dict[str, str]) -> str:
+    """NO_TORCH_MKDOCS (run it as `python -c CODE build ...`), with `patches` applied to generator
+    modules as they are imported: {"generator.config": "module.CONFIGS['x'] = ..."}. For tests
+    and benchmarks that need the build to see a model or a rule of their own."""
+    return f"PATCHES = {patches!r}\n" + _AFTER_IMPORT + NO_TORCH_MKDOCS
+
 
 def mkdocs_build(
     site_dir: Path, *, config_dir: Path = ROOT, blocked: tuple[str, ...] = ("torch",), **env: str

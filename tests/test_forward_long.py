@@ -4,13 +4,21 @@ heads are scored in float64), the residual norms summarised with every value in 
 CSV file, the token list and the per-position guesses in boxes that scroll; and on the same model
 with a prompt of LABELLED_MAX tokens, every position as always. A tiny GPT-2-shaped checkpoint
 with a 512-token context stands in for GPT-2 (the 1,024-token build at full size is measured by
-bench/bench_gpt2_full.py --prompt-tokens 1024, not here)."""
+bench/bench_gpt2_full.py --prompt-tokens 1024, not here). The slow tests build the whole site
+with a prompt that fills the tiny model's context: twice to the same bytes, its page linking its
+summaries, the generation page saying there is no room to continue, and the viewer drawing a
+pixel view in Chromium."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import shutil
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,11 +29,12 @@ from generator.engine import forward
 from generator.forward import current, feature, render
 from generator.forward.analysis import score_heads
 from generator.forward.checkpoints import PINS_FILE
-from generator.forward.head_images import LABELLED_MAX, thumbnail_side
+from generator.forward.head_images import LABELLED_MAX, MASKED, thumbnail_side, view_ticks
 from generator.inputs import BuildInputs
 from generator.settings import Settings
 from tests.forward_helpers import TINY_LONG, block_network, pins_toml, write_tiny_checkpoint
 from tests.full_size import prompt_of
+from tests.site_helpers import ROOT, build_env, patched_mkdocs, serve, tree_digest
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -122,3 +131,125 @@ def test_a_short_prompt_on_the_same_model_keeps_every_position(tiny_long):
     assert len(residual.select("thead th")) == T + 1
     assert "itm-scroll--tall" not in blocks.render(render.tokens_block(fp))
     assert "covers" not in blocks.render(render.gallery_block(fp, lambda path: path))
+
+
+# -- the whole site, built with a prompt that fills the context ----------------------------------
+def tiny_build() -> str:
+    """The build's code: mkdocs as every test build runs it, with the tiny model registered as
+    "tiny" (what the pins file names) each time the generator imports its configs."""
+    gpt2 = config.CONFIGS["gpt2"]
+    changed = {
+        f.name: getattr(TINY_LONG, f.name)
+        for f in dataclasses.fields(TINY_LONG)
+        if getattr(TINY_LONG, f.name) != getattr(gpt2, f.name)
+    }
+    register = (
+        "import dataclasses\n"
+        f"module.CONFIGS['tiny'] = dataclasses.replace(module.CONFIGS['gpt2'], **{changed!r})"
+    )
+    return patched_mkdocs({"generator.config": register})
+
+
+@pytest.fixture(scope="module")
+def long_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two builds of a project copy whose pins name the tiny checkpoint, with a 512-token prompt
+    (the tiny model's whole context)."""
+    scratch = tmp_path_factory.mktemp("long")
+    paths = write_tiny_checkpoint(scratch / "weights", seed=5, cfg=TINY_LONG)
+    project = scratch / "project"
+    for name in ("docs", "sources", "overrides"):
+        if (ROOT / name).exists():
+            shutil.copytree(ROOT / name, project / name)
+    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    real = (ROOT / PINS_FILE).read_text(encoding="utf-8")
+    standin = real[real.index("# The stand-in") :]  # the stand-in's pin, unchanged
+    (project / PINS_FILE).write_text(pins_toml(paths) + "\n" + standin, encoding="utf-8")
+    sites = []
+    for n in (1, 2):
+        site = scratch / f"site{n}"
+        out = subprocess.run(
+            [sys.executable, "-c", tiny_build(), "build", "--site-dir", str(site)],
+            cwd=project,
+            env=build_env(
+                ITM_GPT2_WEIGHTS=str(scratch / "weights"),
+                HF_HUB_CACHE=str(scratch / "hub"),
+                ITM_FORWARD_PROMPT=prompt_of(scratch / "weights", TINY_LONG.n_ctx),
+            ),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        sites.append(site)
+    return sites[0], sites[1]
+
+
+@pytest.mark.slow
+def test_the_long_prompt_site_builds_twice_to_the_same_bytes(long_site):
+    first, second = long_site
+    assert tree_digest(first) == tree_digest(second)
+
+
+@pytest.mark.slow
+def test_the_long_prompt_page_links_its_summaries_and_the_generation_page_says_it_is_full(
+    long_site,
+):
+    site = long_site[0]
+    html = (site / "forward-pass" / "index.html").read_text(encoding="utf-8")
+    soup = BeautifulSoup(html, "html.parser")
+    assert len(soup.select("li.itm-token")) == TINY_LONG.n_ctx
+    assert "512 tokens, <|endoftext|> first." in soup.get_text()
+    csv_link = soup.select_one(".itm-residual caption a")["href"]
+    assert (site / "forward-pass" / csv_link).resolve().read_bytes().startswith(b"position,")
+    for cell in soup.select(".itm-gallery a.itm-head"):
+        view = (site / "forward-pass" / cell["href"]).resolve().read_bytes()
+        assert view.startswith(b"<svg") and b"data:image/png;base64," in view
+        thumbnail = (site / "forward-pass" / cell.img["src"]).resolve().read_bytes()
+        assert png_size(thumbnail) == (int(cell.img["width"]),) * 2 == (thumbnail_side(512),) * 2
+    generation = (site / "generation" / "index.html").read_text(encoding="utf-8")
+    assert "fill the model's whole context of 512 positions" in generation
+    assert 'data-gen="continuation"' not in generation  # no empty table of steps
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_viewer_draws_a_pixel_view(browser, long_site):
+    """The view's cells are a PNG inside the SVG (a data: URI): Chromium must draw it when the
+    SVG is an <img>, as the viewer shows it."""
+    with serve(long_site[0]) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "forward-pass/", wait_until="networkidle")
+        page.locator("#head-1-1").click()
+        page.wait_for_function(
+            "() => { const i = document.querySelector('.itm-head-view__image');"
+            " return i.complete && i.naturalWidth > 0; }"
+        )
+        # The image as the browser drew it, read back through a canvas: its pixels by colour.
+        drawn = page.evaluate(
+            """(grey) => {
+              const img = document.querySelector('.itm-head-view__image');
+              const canvas = document.createElement('canvas');
+              canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+              const ctx = canvas.getContext('2d');
+              ctx.drawImage(img, 0, 0);
+              const d = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+              let hidden = 0, indigo = 0;
+              for (let i = 0; i < d.length; i += 4) {
+                const off = Math.abs(d[i] - grey[0]) + Math.abs(d[i + 1] - grey[1])
+                  + Math.abs(d[i + 2] - grey[2]);
+                if (off < 4) hidden++;
+                else if (d[i + 2] - d[i] > 40) indigo++;
+              }
+              return {hidden, indigo};
+            }""",
+            list(MASKED),
+        )
+        scale = view_ticks(TINY_LONG.n_ctx)[0]
+        cells = TINY_LONG.n_ctx * (TINY_LONG.n_ctx - 1) // 2  # hidden: j > i
+        assert drawn["hidden"] == pytest.approx(cells * scale * scale, rel=0.02), drawn
+        assert drawn["indigo"] > 1000, drawn  # the visible cells are drawn, not left blank
+        assert errors == []
+        context.close()

@@ -69,8 +69,9 @@ class Continuation(Block):
     temperature: float
     top_k: int | None  # None: no top-k filter (the page sets one)
     seed: int
-    n_prompt: int  # prompt tokens the first step reads, <|endoftext|> included
-    steps: tuple[ContinuationStep, ...]
+    n_prompt: str  # prompt tokens the first step reads, <|endoftext|> included, formatted
+    steps: tuple[ContinuationStep, ...]  # empty when the prompt fills the context
+    n_ctx: str = ""  # the model's context, formatted (said when there is no room to continue)
 
 
 # -- the toy decoding with a cache ---------------------------------------------------------------

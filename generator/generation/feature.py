@@ -117,7 +117,8 @@ def continuation_block(settings) -> blocks.Continuation:
         temperature=data.SAMPLING.temperature,
         top_k=data.SAMPLING.top_k,
         seed=data.SEED_GENERATE,
-        n_prompt=len(c.prompt),
+        n_prompt=fmt_int(len(c.prompt)),
+        n_ctx=fmt_int(c.cfg.n_ctx),
         steps=tuple(
             blocks.ContinuationStep(
                 step=n,
