@@ -5,8 +5,9 @@ same way, so recomputing them (importing numpy and the engine, tracing the toy, 
 blocks) is the generator's whole cost on a warm build. `BuildMemo` keeps those results in the
 store under a fingerprint of the build's inputs:
 
-- the generator's code and templates (every file under generator/), the pins and artifacts
-  (every file under sources/) and a site's block overrides (custom_dir/itm/), byte for byte;
+- the generator's code and templates (every file of the `generator` package this build runs,
+  wherever it is installed), the pins and artifacts (every file under the project's sources/)
+  and a site's block overrides (custom_dir/itm/), byte for byte;
 - every setting (generator/settings.py), the Python version and the installed distributions
   (their dist-info names carry their versions);
 - which GPT-2 checkpoint the forward-pass page would show (checkpoints.resolve: none, or the
@@ -39,7 +40,7 @@ from generator.settings import Settings
 from generator.store import Store, key_of, sha256_hex
 
 VERSION = 1  # bump when what an entry holds changes
-TREES = ("generator", "sources")  # project folders whose every file the build may read
+PACKAGE = Path(__file__).resolve().parent  # the generator that runs: not always root/generator
 SKIP_DIRS = frozenset({"__pycache__"})
 
 
@@ -98,8 +99,8 @@ def checkpoint_identity(settings: Settings) -> object:
 def fingerprint(settings: Settings) -> str:
     """sha256 of everything a build's generated files and filled pages depend on."""
     digest = hashlib.sha256(b"itm-memo/%d\0" % VERSION)
-    for folder in TREES:
-        _tree_digest(digest, settings.root, settings.root / folder)
+    _tree_digest(digest, PACKAGE.parent, PACKAGE)
+    _tree_digest(digest, settings.root, settings.root / "sources")
     if settings.custom_dir is not None:
         overrides = settings.root / settings.custom_dir / "itm"
         if overrides.is_dir():

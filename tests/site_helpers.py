@@ -73,6 +73,8 @@ if tried or loaded:
 sys.exit(code)
 """
 
+NO_TORCH_MKDOCS = BLOCKING_MKDOCS.format(blocked=["torch"])
+
 # Before NO_TORCH_MKDOCS: run PATCHES[name] (Python, with the module as `module`) right after
 # generator module `name` is imported. Setting an attribute before the build does not last: the
 # plugin drops and re-imports the generator's modules on every build (plugin._fresh_generator).
@@ -105,7 +107,9 @@ sys.meta_path.insert(0, AfterImport())
 def patched_mkdocs(patches: dict[str, str]) -> str:
     """NO_TORCH_MKDOCS (run it as `python -c CODE build ...`), with `patches` applied to generator
     modules as they are imported: {"generator.config": "module.CONFIGS['x'] = ..."}. For tests
-    and benchmarks that need the build to see a model or a rule of their own."""
+    and benchmarks that need the build to see a model or a rule of their own. Give such a build
+    a cache of its own (ITM_CACHE_DIR): the build memo (generator/memo.py) fingerprints files,
+    not patches, so a shared cache could replay what an unpatched build made."""
     return f"PATCHES = {patches!r}\n" + _AFTER_IMPORT + NO_TORCH_MKDOCS
 
 

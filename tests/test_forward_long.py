@@ -165,8 +165,9 @@ def long_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     standin = real[real.index("# The stand-in") :]  # the stand-in's pin, unchanged
     (project / PINS_FILE).write_text(pins_toml(paths) + "\n" + standin, encoding="utf-8")
     sites = []
-    for n in (1, 2):
-        site = scratch / f"site{n}"
+    for n in (1, 2):  # each from a cache of its own, so both compute (the memo cannot see patches)
+        site, cache = scratch / f"site{n}", scratch / f"cache{n}"
+        shutil.copytree(ROOT / ".cache" / "sha256", cache / "sha256")  # fetched sources only
         out = subprocess.run(
             [sys.executable, "-c", tiny_build(), "build", "--site-dir", str(site)],
             cwd=project,
@@ -174,6 +175,7 @@ def long_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                 ITM_GPT2_WEIGHTS=str(scratch / "weights"),
                 HF_HUB_CACHE=str(scratch / "hub"),
                 ITM_FORWARD_PROMPT=prompt_of(scratch / "weights", TINY_LONG.n_ctx),
+                ITM_CACHE_DIR=str(cache),
             ),
             capture_output=True,
             text=True,

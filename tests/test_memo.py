@@ -20,11 +20,15 @@ from tests.forward_helpers import TINY, hub_snapshot, pin_for, pins_toml, write_
 from tests.site_helpers import ROOT, mkdocs_build, tree_digest
 
 
-def inputs_copy(tmp_path: Path) -> Path:
-    """The folders the fingerprint reads (generator/, sources/), in a scratch project."""
+def inputs_copy(tmp_path: Path, monkeypatch) -> Path:
+    """The folders the fingerprint reads (generator/, sources/), in a scratch project whose
+    generator package is the one the fingerprint reads (as if the build ran that copy)."""
+    from generator import memo
+
     root = tmp_path / "project"
     for name in ("generator", "sources"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(memo, "PACKAGE", root / "generator")
     return root
 
 
@@ -32,8 +36,10 @@ def settings_for(root: Path, hub: Path, **options: object) -> Settings:
     return Settings.load(root, options, env={"HF_HUB_CACHE": str(hub)})
 
 
-def test_the_fingerprint_changes_with_every_input_and_only_with_them(tmp_path: Path) -> None:
-    root, hub = inputs_copy(tmp_path), tmp_path / "hub"
+def test_the_fingerprint_changes_with_every_input_and_only_with_them(
+    tmp_path: Path, monkeypatch
+) -> None:
+    root, hub = inputs_copy(tmp_path, monkeypatch), tmp_path / "hub"
     settings = settings_for(root, hub)
     first = fingerprint(settings)
     assert fingerprint(settings) == first
@@ -75,7 +81,7 @@ def test_gpt2_files_appearing_in_the_hub_cache_change_the_fingerprint(
     """No setting changes when GPT-2's files land in the Hugging Face cache, yet the forward-pass
     page then shows GPT-2: the fingerprint asks the same resolver the page does."""
     monkeypatch.setitem(config.CONFIGS, "tiny", TINY)
-    root, hub = inputs_copy(tmp_path), tmp_path / "hub"
+    root, hub = inputs_copy(tmp_path, monkeypatch), tmp_path / "hub"
     paths = write_tiny_checkpoint(tmp_path / "weights", seed=5)
     (root / PINS_FILE).write_text(pins_toml(paths), encoding="utf-8")
     settings = settings_for(root, hub)
