@@ -52,6 +52,39 @@ def test_page_is_typeset_with_data_light_and_cached(tmp_path, katex_js) -> None:
     assert again.page(PAGE, page="docs/x.md") == out
 
 
+def test_a_page_whose_prose_changed_is_typeset_from_the_formulas_in_the_store(
+    tmp_path, katex_js
+) -> None:
+    """An edit to a page's words (under `mkdocs serve`) changes its HTML but not its formulas:
+    they come from the store, and no engine starts; a new formula is rendered on its own."""
+    store = Store(tmp_path)
+    first = Typesetter(katex_js, store)
+    try:
+        out = first.page(PAGE, page="docs/x.md")
+    finally:
+        first.close()
+    edited = PAGE.replace("Inline", "Edited inline")
+    again = Typesetter(katex_js, store)
+    again._context = lambda: pytest.fail("the engine was started for known formulas")  # type: ignore[method-assign]
+    assert again.page(edited, page="docs/x.md") == out.replace("Inline", "Edited inline")
+
+    extended = edited + '<p><span class="arithmatex">\\(c^2\\)</span></p>\n'
+    rendered: list[list[tuple[str, bool]]] = []
+    third = Typesetter(katex_js, store)
+    real_render = third.render
+
+    def counting(items, *, page="a page"):
+        rendered.append(items)
+        return real_render(items, page=page)
+
+    third.render = counting  # type: ignore[method-assign]
+    try:
+        assert third.page(extended, page="docs/x.md").count('data-typeset="1"') == 3
+    finally:
+        third.close()
+    assert rendered == [[("c^2", False)]]
+
+
 def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
     typesetter = Typesetter(katex_js)
     try:

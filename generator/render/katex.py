@@ -7,7 +7,8 @@ snippets hold the formula's text, and no math script runs on page load. `\\htmlD
 becomes `data-light` attributes, which site.js ties to the diagram boxes as before.
 
 A page's result is kept in the project's store under a key of the KaTeX bundle, the options and
-the page's HTML, so a warm build starts no JavaScript engine at all. A formula KaTeX cannot parse
+the page's HTML, so a warm build starts no JavaScript engine at all; so is each formula's, so a
+page whose prose changed (an edit under `mkdocs serve`) is typeset from the store too. A formula KaTeX cannot parse
 stops the build with the page and the formula named. `page_later` typesets on a thread of its own:
 V8 runs outside Python's lock, so the build converts the next pages' Markdown meanwhile.
 """
@@ -172,6 +173,26 @@ class Typesetter:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="katex")
         return self._thread.submit(self.page, page_html, page=page)
 
+    def _typeset(self, items: list[tuple[str, bool]], *, page: str) -> list[str]:
+        """Each formula's markup: from the store, else rendered (all missing ones in one call)."""
+        keys = [key_of("katex-formula", VERSION, self.bundle, OPTIONS, tex, d) for tex, d in items]
+        found: list[str | None] = [None] * len(items)
+        if self.store is not None:
+            for index, key in enumerate(keys):
+                cached = self.store.get_entry("katex_formula", key)
+                try:
+                    found[index] = cached.decode("utf-8") if cached is not None else None
+                except UnicodeDecodeError:
+                    self.store.discard(self.store.entry_path("katex_formula", key), "not UTF-8")
+        missing = [index for index, markup in enumerate(found) if markup is None]
+        if missing:
+            fresh = self.render([items[index] for index in missing], page=page)
+            for index, markup in zip(missing, fresh, strict=True):
+                found[index] = markup
+                if self.store is not None:
+                    self.store.put_entry("katex_formula", keys[index], markup.encode("utf-8"))
+        return [markup for markup in found if markup is not None]
+
     def page(self, page_html: str, *, page: str = "a page") -> str:
         """The page with every arithmatex element typeset (marked data-typeset)."""
         cached = self._cached(page_html)
@@ -179,7 +200,7 @@ class Typesetter:
             return cached
         items = formulas(page_html)
         key = self._key(page_html)
-        rendered = iter(self.render(items, page=page))
+        rendered = iter(self._typeset(items, page=page))
         result = MATH.sub(
             lambda m: f'<{m[1]} class="arithmatex" data-typeset="1">{next(rendered)}</{m[1]}>',
             page_html,
