@@ -66,17 +66,41 @@ def _source_date_epoch(root: Path) -> str:
         return FALLBACK_EPOCH
 
 
-def _fresh_generator(root: Path) -> None:
-    """Import the generator next to this mkdocs.yml, and re-import it on every `serve` rebuild.
+FileStamp = tuple[str, str, int, int, int]  # folder, name, size, inode, mtime_ns
+_IMPORTED: list[tuple[Path, tuple[FileStamp, ...]]] = []  # the generator package imported, stamped
 
-    The plugin module stays loaded; the modules it calls are dropped so edits show up (a plain
-    build has not imported them yet, so this removes nothing but the package itself).
-    """
-    if (root / "generator" / "__init__.py").exists() and sys.path[0] != str(root):
+
+def _code_signature(package: Path) -> tuple[FileStamp, ...]:
+    """Every file of the package with its size, inode and modification time (an edit changes it)."""
+    found: list[FileStamp] = []
+    for current, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            info = os.stat(os.path.join(current, name))
+            found.append((current, name, info.st_size, info.st_ino, info.st_mtime_ns))
+    return tuple(found)
+
+
+def _fresh_generator(root: Path) -> None:
+    """Import the generator next to this mkdocs.yml, and re-import it on a `serve` rebuild after
+    its code changed. The plugin module stays loaded; the modules it calls are dropped so edits
+    show up (a plain build has not imported them yet, so this removes nothing but the package
+    itself). With the code unchanged the modules stay, and what they remember of the last build's
+    inputs is forgotten (generator.reset)."""
+    own = root / "generator" / "__init__.py"
+    if own.exists() and sys.path[0] != str(root):
         sys.path.insert(0, str(root))
+    package = own.parent if own.exists() else Path(__file__).resolve().parent
+    imported = (package, _code_signature(package))
+    if [imported] == _IMPORTED and "generator" in sys.modules:
+        import generator
+
+        generator.reset()
+        return
     for name in [m for m in sys.modules if m == "generator" or m.startswith("generator.")]:
         if name != __name__:
             del sys.modules[name]
+    _IMPORTED[:] = [imported]
 
 
 def _prune_toc(items: Any, depth: int) -> None:

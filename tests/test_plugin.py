@@ -105,3 +105,50 @@ def test_only_settings_reads_the_environment() -> None:
     assert [r for r in readers if r.split(":")[0] not in allowed] == []
     plugin = (ROOT / "generator" / "plugin.py").read_text(encoding="utf-8")
     assert plugin.count("os.environ") == 1 and 'os.environ.setdefault("SOURCE_DATE_EPOCH"' in plugin
+
+
+KEEP_OR_RELOAD = """
+import sys
+from pathlib import Path
+
+from generator import plugin
+
+root = Path(sys.argv[1])
+plugin._fresh_generator(root)
+import generator.forward
+
+first = sys.modules["generator.forward"]
+assert Path(first.__file__).is_relative_to(root), first.__file__  # the project's own copy
+first._RUNS["settings"] = "a forward pass of the last build"
+plugin._fresh_generator(root)  # a rebuild, nothing changed: the same modules, results forgotten
+assert sys.modules["generator.forward"] is first and first._RUNS == {}, first._RUNS
+
+edited = root / "generator" / "components.py"
+edited.write_text(edited.read_text() + "# edited\\n")
+plugin._fresh_generator(root)  # the code changed: every generator module is imported afresh
+assert "generator.forward" not in sys.modules
+import generator.forward
+
+assert sys.modules["generator.forward"] is not first
+print("ok")
+"""
+
+
+def test_serve_reimports_the_generator_only_when_its_code_changed(tmp_path: Path) -> None:
+    """A `mkdocs serve` rebuild keeps the generator's modules while their files are unchanged
+    (re-importing them was most of a rebuild's cost) and forgets what they remembered of the
+    last build (generator.reset); an edited file gets every module imported afresh."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(
+        ROOT / "generator", tmp_path / "generator", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", KEEP_OR_RELOAD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from generator import per_build
 from generator.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 PAGE = "forward-pass.md"
 _RUNS: dict[tuple, ForwardPass] = {}
+per_build(_RUNS.clear)  # the weights found, the stand-in's file: inputs a next build may change
 _FROM_ANALYSIS = ("KINDS", "THRESHOLDS", "HeadScore", "head_anchor", "strongest")
 
 

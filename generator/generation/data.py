@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from generator import per_build
 from generator.config import TOY, ModelConfig
 from generator.engine import toy_weights
 from generator.engine.decode import decode_step
@@ -91,6 +92,7 @@ class Continuation:
 
 
 _RUNS: dict[tuple, Continuation] = {}
+per_build(_RUNS.clear)  # like the forward pass it continues
 
 
 def continuation(settings: Settings) -> Continuation:
