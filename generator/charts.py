@@ -275,18 +275,12 @@ def render_all(workers: int | None = None) -> dict[str, bytes]:
 
 
 def inputs_key() -> str:
-    """A hash of everything the figures depend on: this code, the accounting, the configs and
-    matplotlib's version. Same key, same bytes."""
-    import hashlib
-    from importlib.metadata import version
+    """A hash of everything the figures depend on: the generator's code (this module, the
+    accounting, the configs, the number formats: any module a drawing imports), the Python
+    version and the installed packages (matplotlib). Same key, same bytes."""
+    from generator.memo import code_fingerprint
 
-    from generator import config
-
-    digest = hashlib.sha256()
-    for module in (__file__, accounting.__file__, config.__file__):
-        digest.update(Path(module).read_bytes())
-    digest.update(version("matplotlib").encode())
-    return digest.hexdigest()
+    return code_fingerprint()
 
 
 def figure_files(cache_dir: Path | None = None) -> dict[str, bytes]:

@@ -96,24 +96,27 @@ def checkpoint_identity(settings: Settings) -> object:
     }
 
 
+def code_fingerprint() -> str:
+    """sha256 of the generator's code (every file of the package that runs), the Python version
+    and the installed distributions: all that a figure's drawing reads besides its arguments (a
+    drawing imports more of generator/ than its own module, e.g. the number formats)."""
+    digest = hashlib.sha256(b"itm-code\0")
+    _tree_digest(digest, PACKAGE.parent, PACKAGE)
+    digest.update(key_of(sys.version, installed_distributions()).encode())
+    return digest.hexdigest()
+
+
 def fingerprint(settings: Settings) -> str:
     """sha256 of everything a build's generated files and filled pages depend on."""
     digest = hashlib.sha256(b"itm-memo/%d\0" % VERSION)
-    _tree_digest(digest, PACKAGE.parent, PACKAGE)
+    digest.update(code_fingerprint().encode())
     _tree_digest(digest, settings.root, settings.root / "sources")
     if settings.custom_dir is not None:
         overrides = settings.root / settings.custom_dir / "itm"
         if overrides.is_dir():
             _tree_digest(digest, settings.root, overrides)
     described = {f.name: getattr(settings, f.name) for f in fields(settings)}
-    digest.update(
-        key_of(
-            described,
-            sys.version,
-            installed_distributions(),
-            checkpoint_identity(settings),
-        ).encode()
-    )
+    digest.update(key_of(described, checkpoint_identity(settings)).encode())
     return digest.hexdigest()
 
 

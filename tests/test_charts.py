@@ -4,6 +4,9 @@ where attention's T×T work passes its projections matches the algebra."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from generator.charts import attention_crossover, figure_files, params_figure, r
 from generator.config import CONFIGS, SIZES
 from generator.drawing import Drawing, Figure
 from generator.store import key_of
+from tests.site_helpers import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -173,3 +177,50 @@ def test_nothing_is_drawn_past_the_canvas(name: str, size: str, monkeypatch) -> 
     ((box, width, height),) = boxes
     assert box.x0 >= 0 and box.y0 >= 0, box
     assert box.x1 <= width and box.y1 <= height, (box, width, height)
+
+
+FIGURE_KEYS = """
+from generator.charts import chart_figures
+from generator.forward.training_figure import training_figure
+
+curve = {"step": [0, 1], "loss": [2.0, 1.0], "induction": [0.1, 0.5], "previous_token": [0.2, 0.6]}
+print(*[f.key for f in chart_figures()], training_figure(curve, "t").key)
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("render/numbers.py", 'f"{int(n):,}"', 'f"{int(n):_}"'),  # every label's digits
+        ("forward/analysis.py", '"induction": 0.3,', '"induction": 0.35,'),  # a line drawn
+    ],
+)
+def test_a_figure_is_redrawn_when_any_module_its_drawing_reads_changes(
+    tmp_path: Path, module: str, old: str, new: str
+) -> None:
+    """The charts print numbers with render/numbers.py and the training figure draws the
+    thresholds of forward/analysis.py: editing either once left every figure cached under its
+    old key, so the next build (and the build memo recorded from it) served the old figures."""
+    root = tmp_path / "project"
+    shutil.copytree(
+        ROOT / "generator", root / "generator", ignore=shutil.ignore_patterns("__pycache__")
+    )
+
+    def keys() -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", FIGURE_KEYS],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.split()
+
+    before = keys()
+    path = root / "generator" / module
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    after = keys()
+    assert len(after) == len(before) == len(set(before))
+    assert not set(before) & set(after)

@@ -8,11 +8,6 @@ induction threshold.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from importlib.metadata import version
-from pathlib import Path
-
 from generator import charts
 from generator.charts import pyplot, svg_bytes
 from generator.drawing import Figure
@@ -64,13 +59,12 @@ def training_svg(curve: dict, title: str) -> bytes:
 
 
 def training_figure(curve: dict, title: str) -> Figure:
-    """The figure to draw (in a worker, generator.drawing), keyed by a hash of the curve, the
-    title, this code, the shared plot settings and matplotlib's version (so a warm build does not
-    import matplotlib)."""
-    digest = hashlib.sha256(json.dumps([curve, title], sort_keys=True).encode())
-    for module in (__file__, charts.__file__):
-        digest.update(Path(module).read_bytes())
-    digest.update(version("matplotlib").encode())
+    """The figure to draw (in a worker, generator.drawing), keyed by the curve, the title and
+    everything the drawing reads (charts.inputs_key: the generator's code, THRESHOLDS included,
+    and matplotlib's version), so a warm build does not import matplotlib."""
     return Figure(
-        FILE, f"{__name__}:training_svg", (curve, title), key_of(digest.hexdigest(), FILE)
+        FILE,
+        f"{__name__}:training_svg",
+        (curve, title),
+        key_of(charts.inputs_key(), curve, title, FILE),
     )
