@@ -30,6 +30,10 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # matplotlib's own defaults, not a machine's matplotlibrc (MATPLOTLIBRC, MPLCONFIGDIR,
+    # ~/.config/matplotlib, or the working directory, which is the project root for the
+    # workers): the same figure on every machine.
+    matplotlib.rcdefaults()
     plt.rcParams.update(
         {
             "svg.hashsalt": "inside-the-model",

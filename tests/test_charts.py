@@ -224,3 +224,21 @@ def test_a_figure_is_redrawn_when_any_module_its_drawing_reads_changes(
     after = keys()
     assert len(after) == len(before) == len(set(before))
     assert not set(before) & set(after)
+
+
+def test_a_matplotlibrc_on_the_machine_does_not_change_the_figures(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """matplotlib reads a matplotlibrc from MATPLOTLIBRC, MPLCONFIGDIR, ~/.config/matplotlib or
+    the working directory (the project root, for the workers): a build on a machine with one
+    drew other lines and colours, and any cache or memo then served whichever came first."""
+    from generator.charts import chart_figures
+
+    figures = chart_figures()[:3]  # one of each chart
+    monkeypatch.delenv("MATPLOTLIBRC", raising=False)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "plain"))
+    plain = Drawing(figures, workers=1).files()
+    rc = tmp_path / "matplotlibrc"
+    rc.write_text("lines.linewidth: 4\naxes.prop_cycle: cycler('color', ['ff0000'])\n")
+    monkeypatch.setenv("MATPLOTLIBRC", str(rc))
+    assert Drawing(figures, workers=1).files() == plain
