@@ -167,9 +167,11 @@ class BuildMemo:
         self.store.put_json("memo_files", self._files_key(), index)
 
     # -- pages ------------------------------------------------------------------------------------
-    def page_key(self, src_uri: str, markdown: str, meta: Mapping[str, object], links: str) -> str:
+    def page_key(
+        self, src_uri: str, markdown: str, meta: Mapping[object, object], links: str
+    ) -> str:
         """The key of one page's filled Markdown; `links` is `links_digest` of the build's files."""
-        return key_of("memo-page", self.fingerprint, src_uri, markdown, meta, links)
+        return key_of("memo-page", self.fingerprint, src_uri, markdown, _plain(meta), links)
 
     def page(self, key: str) -> FilledPage | None:
         value = self.store.get_json("memo_page", key)
@@ -182,6 +184,19 @@ class BuildMemo:
         self.store.put_json(
             "memo_page", key, {"markdown": filled.markdown, "description": filled.description}
         )
+
+
+def _plain(value: object) -> object:
+    """Front matter as JSON that keeps its types apart: YAML allows keys that are not strings
+    (`2024: year`), which json.dumps(sort_keys=True) cannot sort among string keys, and a date
+    is not the string that names it."""
+    if isinstance(value, Mapping):
+        return sorted([repr(k), _plain(v)] for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)
 
 
 def links_digest(addresses: Iterable[tuple[str, str]]) -> str:

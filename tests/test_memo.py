@@ -160,6 +160,24 @@ def test_a_page_key_covers_what_the_page_reads() -> None:
     assert len(keys) == 6
 
 
+def test_front_matter_of_any_yaml_type_keys_a_page() -> None:
+    """YAML front matter may have keys that are not strings (`2024: year`) and dates: the key
+    once sorted the keys as JSON does, and the build stopped with a TypeError traceback."""
+    import datetime
+
+    memo = BuildMemo(Store(Path("/nonexistent")), "a" * 64)
+    metas = [
+        {"title": "t", 2024: "year"},
+        {"title": "t", "2024": "year"},
+        {"title": "t", "date": datetime.date(2024, 1, 1)},
+        {"title": "t", "date": "2024-01-01"},
+        {"title": "t", True: [1, {None: 2.5}]},
+    ]
+    keys = [memo.page_key("index.md", "text", meta, "links") for meta in metas]
+    assert len(set(keys)) == len(metas)
+    assert keys == [memo.page_key("index.md", "text", dict(meta), "links") for meta in metas]
+
+
 @pytest.mark.slow
 def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_any_change(
     tmp_path: Path,
