@@ -67,6 +67,7 @@ class Drawing:
         self.figures = list(figures)
         self.store = Store(cache_dir) if cache_dir is not None else None
         self.done: dict[str, bytes] = {}
+        self.unkept: dict[str, bytes] = {}  # drawn, not stored yet (files(keep=False))
         missing = []
         for figure in self.figures:
             cached = self.store.get_entry("figure", figure.key) if self.store else None
@@ -104,8 +105,10 @@ class Drawing:
         drawn = json.loads(out)
         return {f.path: base64.b64decode(drawn[f.path]) for f in share}
 
-    def files(self) -> dict[str, bytes]:
-        """Every figure by site path, in the order given (waits for the workers)."""
+    def files(self, *, keep: bool = True) -> dict[str, bytes]:
+        """Every figure by site path, in the order given (waits for the workers). The figures
+        drawn are stored now, or with keep=False only when `keep()` is called (a build keeps
+        them once it knows its inputs did not change while they were drawn)."""
         drawn: dict[str, bytes] = {}
         for future in self.pending:
             drawn.update(future.result())
@@ -116,11 +119,18 @@ class Drawing:
         for figure in self.here:
             drawn[figure.path] = draw(figure)
         self.here = []
-        for figure in self.figures:
-            if figure.path in drawn and self.store is not None:
-                self.store.put_entry("figure", figure.key, drawn[figure.path])
+        self.unkept.update(drawn)
+        if keep:
+            self.keep()
         self.done.update(drawn)
         return {path: self.done[path] for path in self.paths}
+
+    def keep(self) -> None:
+        """Store the figures drawn (not read from the store) under their keys."""
+        unkept, self.unkept = self.unkept, {}
+        for figure in self.figures:
+            if figure.path in unkept and self.store is not None:
+                self.store.put_entry("figure", figure.key, unkept[figure.path])
 
     def cancel(self) -> None:
         """Stop the workers (the build failed or was interrupted)."""

@@ -135,6 +135,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.links: str | None = None  # generator.memo.links_digest of this build's files
         self.figure_jobs: list[Any] = []  # generator.drawing.Drawing: figures drawn by workers
         self.late: dict[str, File] = {}  # site path -> its File, whose bytes a worker is drawing
+        self.drawn: list[Any] = []  # generator.drawing.Drawing: figures drawn, to keep at the end
+        self.to_record: list[tuple[str, Any]] = []  # (memo key, FilledPage) filled by this build
         self.typesetting: list[tuple[Page, Any]] = []  # pages whose math V8 is typesetting
         self.built = False
         self.publication: Any = None  # generator.publish.Publication while `build` runs
@@ -159,7 +161,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         from generator.settings import Settings
 
         self.site = self.made = self.links = None
-        self.late, self.typesetting = {}, []
+        self.late, self.typesetting, self.drawn, self.to_record = {}, [], [], []
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
@@ -266,12 +268,11 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
         drawn: dict[str, bytes] = {}
         for job in self.figure_jobs:
-            drawn.update(job.files())
-        self.figure_jobs = []
+            drawn.update(job.files(keep=False))  # kept at the end, as the memo is (_remember)
+        self.drawn, self.figure_jobs = self.figure_jobs, []
         for path, data in drawn.items():
             self.late[path].content_bytes = data
         self.made = MadeFiles(files={**self.made.files, **drawn}, katex_js=self.made.katex_js)
-        self.memo.record_files(self.made)
 
     def _stop_drawing(self) -> None:
         for job in self.figure_jobs:
@@ -316,7 +317,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
             # A block may say what the page shows (the forward pass): its meta description.
             filled = FilledPage(rendered, macros.meta.get("description"))
-            self.memo.record_page(memo_key, filled)
+            self.to_record.append((memo_key, filled))  # recorded at the end (_remember)
         if filled.description is not None:
             page.meta["description"] = filled.description
         return filled.markdown
@@ -381,9 +382,38 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             self.typesetter.close()
             self.typesetter = None
 
+    def _remember(self) -> None:
+        """Record what this build made (filled pages, generated files, figures) under the
+        fingerprint taken in on_config, unless an input changed while the build ran (an edit
+        saved under `serve`, a `git checkout`): code, templates and pins are read after the
+        fingerprint, so the results may then come from other inputs than it describes, and a
+        later build of exactly those inputs would replay them."""
+        drawn, self.drawn = self.drawn, []
+        pages, self.to_record = self.to_record, []
+        if not (drawn or pages):
+            return  # everything was replayed
+        from generator.errors import InputError
+        from generator.log import log
+        from generator.memo import fingerprint
+
+        try:
+            unchanged = fingerprint(self.settings) == self.memo.fingerprint
+        except InputError:  # e.g. GPT-2's files went away mid-build
+            unchanged = False
+        if not unchanged:
+            log.info("Inside the Model: inputs changed during the build; nothing is memoized")
+            return
+        for job in drawn:
+            job.keep()
+        if drawn:
+            self.memo.record_files(self.made)
+        for key, filled in pages:
+            self.memo.record_page(key, filled)
+
     @event_priority(-50)  # after the search plugin has written its index
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._close_typesetter()
+        self._remember()
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():
             import json

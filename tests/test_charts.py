@@ -111,6 +111,18 @@ def test_a_garbage_entry_is_discarded_and_redrawn(tmp_path: Path, garbage: bytes
     assert _draw_two(tmp_path) == first and len(CALLS) == 3  # and cached again
 
 
+def test_figures_drawn_with_keep_false_are_stored_only_when_kept(tmp_path: Path) -> None:
+    """A build stores its figures at its end, once it knows its inputs held still meanwhile."""
+    CALLS.clear()
+    figures = [Figure("figures/a-small.svg", f"{__name__}:dummy_figure", ("small",), key_of(1))]
+    drawing = Drawing(figures, tmp_path, workers=0)
+    assert drawing.files(keep=False) == {"figures/a-small.svg": b"<svg>small</svg>"}
+    assert not (tmp_path / "figure").exists()
+    drawing.keep()
+    assert Drawing(figures, tmp_path, workers=0).files() == drawing.files()
+    assert CALLS == ["small"]
+
+
 def test_a_worker_that_fails_names_its_figures(tmp_path: Path) -> None:
     broken = Figure("figures/broken.svg", "generator.charts:no_such_drawing", (), "c" * 64)
     drawing = Drawing([broken], tmp_path, workers=1)

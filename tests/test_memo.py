@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
 from generator.settings import Settings
 from generator.store import HEADER, Store, sha256_hex
 from tests.forward_helpers import TINY, hub_snapshot, pin_for, pins_toml, write_tiny_checkpoint
-from tests.site_helpers import ROOT, mkdocs_build, tree_digest
+from tests.site_helpers import ROOT, build_env, mkdocs_build, tree_digest
 
 
 def inputs_copy(tmp_path: Path, monkeypatch) -> Path:
@@ -216,3 +218,61 @@ def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_
     assert built.returncode == 0, built.stderr
     assert f"<q>{prompt}</q>" in page("prompt", "forward-pass")
     assert f"<q>{prompt}</q>" not in page("override", "forward-pass")
+
+
+# `mkdocs build` during which an input changes back: once on_config has taken the fingerprint,
+# the file named by argv[1] gets the bytes of argv[2] (an editor's undo, a `git checkout`).
+UNDONE_MID_BUILD = """
+import sys
+from pathlib import Path
+
+from mkdocs.__main__ import cli
+from mkdocs.commands import build
+
+edited, original = Path(sys.argv.pop(1)), Path(sys.argv.pop(1)).read_bytes()
+get_files = build.get_files
+
+
+def undo_then_get_files(*args, **kwargs):
+    edited.write_bytes(original)
+    return get_files(*args, **kwargs)
+
+
+build.get_files = undo_then_get_files
+cli.main(args=sys.argv[1:], prog_name="mkdocs")
+"""
+
+
+@pytest.mark.slow
+def test_a_build_whose_inputs_change_while_it_runs_memoizes_nothing(tmp_path: Path) -> None:
+    """A template edited, built, and undone while that build ran: the build read the undone
+    template after taking the fingerprint of the edited one. It recorded its pages under that
+    fingerprint, so redoing the edit later replayed pages without it."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    template = project / "generator" / "templates" / "callsite.html"
+    original = tmp_path / "callsite.orig"
+    shutil.copy(template, original)
+    assert mkdocs_build(tmp_path / "first", config_dir=project).returncode == 0
+
+    edited = original.read_text() + "memo-race-marker\n"
+    template.write_text(edited)
+    undone = subprocess.run(
+        [sys.executable, "-c", UNDONE_MID_BUILD, str(template), str(original), "build"]
+        + ["--site-dir", str(tmp_path / "undone")],
+        cwd=project,
+        env=build_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert undone.returncode == 0, undone.stderr
+    assert template.read_bytes() == original.read_bytes()
+    assert "inputs changed during the build" in undone.stderr
+
+    template.write_text(edited)  # the edit again: its pages, not the undone build's
+    again = mkdocs_build(tmp_path / "again", config_dir=project)
+    assert again.returncode == 0, again.stderr
+    page = tmp_path / "again" / "components" / "attention" / "index.html"
+    assert "memo-race-marker" in page.read_text(encoding="utf-8")
