@@ -146,11 +146,13 @@ class Drawing:
 def _worker() -> None:
     """A worker of Drawing: JSON [[path, "module:function", args], ...] on stdin, JSON
     {path: base64 bytes} on stdout."""
+    parent = os.getppid()
     tasks = json.loads(sys.stdin.buffer.read())
-    out = {
-        path: base64.b64encode(draw(Figure(path, function, tuple(args), ""))).decode("ascii")
-        for path, function, args in tasks
-    }
+    out = {}
+    for path, function, args in tasks:
+        if os.getppid() != parent:  # the build was killed (SIGTERM skips its cleanup): stop
+            sys.exit(1)
+        out[path] = base64.b64encode(draw(Figure(path, function, tuple(args), ""))).decode("ascii")
     sys.stdout.buffer.write(json.dumps(out).encode())
 
 

@@ -3,8 +3,10 @@ where attention's T×T work passes its projections matches the algebra."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -139,6 +141,51 @@ def test_a_cancelled_drawing_stops_its_workers(tmp_path: Path) -> None:
     drawing.cancel()
     (process,) = drawing.processes
     assert process.wait(timeout=10) != 0  # killed, not left sleeping
+
+
+def slow_figure(seconds: float) -> bytes:
+    time.sleep(seconds)
+    return b"<svg/>"
+
+
+ABANDONED = """
+import sys, time
+from generator.drawing import Drawing, Figure
+
+figures = [Figure(f"f{i}.svg", "tests.test_charts:slow_figure", (0.5,), "e" * 64) for i in range(40)]
+drawing = Drawing(figures, workers=1)
+while not drawing.processes:
+    time.sleep(0.05)
+print(drawing.processes[0].pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes in /proc")
+def test_a_worker_stops_when_the_build_is_killed() -> None:
+    """SIGTERM ends `mkdocs build` at once (Python runs no cleanup, so nothing cancels the
+    workers): a worker must notice and stop, not draw the rest of its share as an orphan."""
+    build = subprocess.Popen(
+        [sys.executable, "-c", ABANDONED], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    worker = int(build.stdout.readline())
+    build.terminate()
+    build.wait(timeout=10)
+
+    def running() -> bool:  # a zombie has stopped; whoever adopted it reaps it in its own time
+        try:
+            stat = Path(f"/proc/{worker}/stat").read_text()
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+    deadline = time.monotonic() + 8  # its imports and a figure (0.5 s); the 40 would take 20 s
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = running()
+    if alive:
+        os.kill(worker, signal.SIGKILL)
+    assert not alive
 
 
 @pytest.mark.parametrize("name", ["flops-context", "decode-flops"])
