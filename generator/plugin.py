@@ -322,6 +322,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             page.meta["description"] = filled.description
         return filled.markdown
 
+    # Last: a page not typeset yet gets its content replaced in on_env, which would drop what a
+    # later plugin or hook changed in it, and only on builds where the page was not in the store.
+    @event_priority(-100)
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Typeset the page's math with KaTeX at build time, so readers and search get finished
         formulas: from the store at once, else on the typesetter's thread while MkDocs converts

@@ -135,3 +135,31 @@ def test_the_test_builds_fail_when_a_build_imports_torch(tmp_path: Path) -> None
     result = mkdocs_build(tmp_path / "site", config_dir=tmp_path)
     assert result.returncode != 0
     assert "the build tried to import ['torch']" in result.stderr
+
+
+HOOK = """
+def on_page_content(html, page, config, files):
+    return html + '<p class="hook-marker">added by a hook</p>'
+"""
+
+
+def test_a_hook_that_changes_page_content_changes_every_page_on_cold_and_warm_builds(
+    built_site: Path, tmp_path: Path
+) -> None:
+    """Math not in the store is typeset on a thread and the page's content replaced in on_env:
+    that once dropped what a later plugin or hook had changed in the page, on the pages that
+    were not typeset before only (so a cold build lost it where a warm one kept it)."""
+    project = project_copy(tmp_path)
+    (project / "hook.py").write_text(HOOK)
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text() + "\nhooks:\n  - hook.py\n")
+    cache = tmp_path / "cache"  # the project's cache without its typeset pages: math to typeset
+    shutil.copytree(ROOT / ".cache", cache, ignore=shutil.ignore_patterns("katex", "memo_*"))
+    shutil.copy(ROOT / ".cache.key", tmp_path / "cache.key")
+    for run in ("cold", "warm"):
+        built = mkdocs_build(tmp_path / run, config_dir=project, ITM_CACHE_DIR=str(cache))
+        assert built.returncode == 0, built.stderr
+    pages = sorted((tmp_path / "cold").rglob("index.html"))
+    assert len(pages) > 10
+    assert [p for p in pages if "hook-marker" not in p.read_text(encoding="utf-8")] == []
+    assert tree_digest(tmp_path / "cold") == tree_digest(tmp_path / "warm")
