@@ -44,11 +44,12 @@ PACKAGE = Path(__file__).resolve().parent  # the generator that runs: not always
 SKIP_DIRS = frozenset({"__pycache__"})
 
 
-def _tree_digest(digest: hashlib._Hash, root: Path, folder: Path) -> None:
-    """Feed every file under `folder` (relative path, size, bytes) into `digest`, in order."""
+def _tree_digest(digest: hashlib._Hash, label: str, folder: Path) -> None:
+    """Feed every file under `folder` (label/relative path, size, bytes) into `digest`, in order.
+    Paths are named from `folder`, which need not be inside the project (a theme's custom_dir)."""
     for path in sorted(_files_under(folder)):
         data = path.read_bytes()
-        name = path.relative_to(root).as_posix().encode()
+        name = f"{label}/{path.relative_to(folder).as_posix()}".encode()
         digest.update(b"%s\0%d\0" % (name, len(data)))
         digest.update(data)
 
@@ -101,7 +102,7 @@ def code_fingerprint() -> str:
     and the installed distributions: all that a figure's drawing reads besides its arguments (a
     drawing imports more of generator/ than its own module, e.g. the number formats)."""
     digest = hashlib.sha256(b"itm-code\0")
-    _tree_digest(digest, PACKAGE.parent, PACKAGE)
+    _tree_digest(digest, "generator", PACKAGE)
     digest.update(key_of(sys.version, installed_distributions()).encode())
     return digest.hexdigest()
 
@@ -110,11 +111,11 @@ def fingerprint(settings: Settings) -> str:
     """sha256 of everything a build's generated files and filled pages depend on."""
     digest = hashlib.sha256(b"itm-memo/%d\0" % VERSION)
     digest.update(code_fingerprint().encode())
-    _tree_digest(digest, settings.root, settings.root / "sources")
+    _tree_digest(digest, "sources", settings.root / "sources")
     if settings.custom_dir is not None:
         overrides = settings.root / settings.custom_dir / "itm"
         if overrides.is_dir():
-            _tree_digest(digest, settings.root, overrides)
+            _tree_digest(digest, "custom_dir/itm", overrides)
     described = {f.name: getattr(settings, f.name) for f in fields(settings)}
     digest.update(key_of(described, checkpoint_identity(settings)).encode())
     return digest.hexdigest()

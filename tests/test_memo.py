@@ -73,6 +73,14 @@ def test_the_fingerprint_changes_with_every_input_and_only_with_them(
     (root / "overrides" / "itm" / "callsite.html").write_text("<p>mine</p>")
     assert fingerprint(overrides) != with_custom_dir
 
+    elsewhere = tmp_path / "shared-theme"  # a custom_dir outside the project (../theme)
+    (elsewhere / "itm").mkdir(parents=True)
+    (elsewhere / "itm" / "callsite.html").write_text("<p>shared</p>")
+    shared = settings_for(root, hub, custom_dir=str(elsewhere))
+    with_shared = fingerprint(shared)  # once a ValueError: not under the project root
+    (elsewhere / "itm" / "callsite.html").write_text("<p>shared, edited</p>")
+    assert fingerprint(shared) != with_shared
+
     for option, value in (("forward_prompt", "other words"), ("offline", True)):
         assert fingerprint(settings_for(root, hub, **{option: value})) != first, option
 
