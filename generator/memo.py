@@ -29,6 +29,7 @@ excerpt is checked against the lock's sha256, which the fingerprint covers), and
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import sys
@@ -37,7 +38,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from generator.settings import Settings
-from generator.store import Store, key_of, sha256_hex
+from generator.store import Store, key_of, read_regular, sha256_hex
 
 VERSION = 1  # bump when what an entry holds changes
 PACKAGE = Path(__file__).resolve().parent  # the generator that runs: not always root/generator
@@ -48,7 +49,14 @@ def _tree_digest(digest: hashlib._Hash, label: str, folder: Path) -> None:
     """Feed every file under `folder` (label/relative path, size, bytes) into `digest`, in order.
     Paths are named from `folder`, which need not be inside the project (a theme's custom_dir)."""
     for path in sorted(_files_under(folder)):
-        data = path.read_bytes()
+        try:
+            data = read_regular(path)  # a FIFO would block read_bytes() forever
+        except FileNotFoundError:  # a dangling symlink (Emacs' .#name lock) or removed meanwhile
+            continue
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                raise
+            continue  # not a regular file: nothing the generator reads
         name = f"{label}/{path.relative_to(folder).as_posix()}".encode()
         digest.update(b"%s\0%d\0" % (name, len(data)))
         digest.update(data)

@@ -5,6 +5,7 @@ settings, GPT-2's files appearing) makes the build compute afresh rather than se
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,13 @@ def test_the_fingerprint_changes_with_every_input_and_only_with_them(
     (root / "overrides" / "itm").mkdir(parents=True)
     (root / "overrides" / "itm" / "callsite.html").write_text("<p>mine</p>")
     assert fingerprint(overrides) != with_custom_dir
+
+    lock = root / "generator" / ".#components.py"  # Emacs, while a buffer has unsaved edits
+    lock.symlink_to("someone@host.1234:1700000000")  # dangling: once a FileNotFoundError
+    os.mkfifo(root / "sources" / "a-fifo")  # would block a plain read forever
+    assert fingerprint(settings) == first
+    lock.unlink()
+    (root / "sources" / "a-fifo").unlink()
 
     elsewhere = tmp_path / "shared-theme"  # a custom_dir outside the project (../theme)
     (elsewhere / "itm").mkdir(parents=True)
