@@ -20,7 +20,8 @@ fingerprint is stored once), and one entry per page (the filled Markdown and the
 block set). Entries are signed like every derived entry (generator/store.py) and blobs are
 re-hashed on every read: a forged or foreign memo is discarded and the build computes afresh. On
 a miss nothing changes: the build loads and checks every input (a bad pin still stops it in
-on_config) and records what it made.
+on_config) and records what it made, at its end and only if the fingerprint taken again then
+is unchanged (an input edited while the build ran would otherwise be recorded under the wrong one).
 
 What the fingerprint leaves out, on purpose: upstream bytes from the network or a clone (every
 excerpt is checked against the lock's sha256, which the fingerprint covers), and mkdocs.yml
