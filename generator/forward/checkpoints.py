@@ -64,7 +64,9 @@ class Checkpoint:
 
     pin: CheckpointPin
     paths: dict[str, Path]  # file name -> verified local path
-    origin: str  # where it was found, for the page: "ITM_GPT2_WEIGHTS", "Hugging Face cache", ...
+    origin: (
+        str  # where it was found, for the page: "ITM_GPT2_WEIGHTS", "the Hugging Face cache", ...
+    )
 
     @property
     def weights(self) -> Path:
@@ -232,7 +234,9 @@ def resolve(
         paths = {name: snapshot / name for name in pin.files}
         missing = [name for name, p in paths.items() if not p.exists()]
         if not missing:
-            return _verified(pin, paths, cache_dir, f"Hugging Face cache ({hub_cache})")
+            # The page says where the files were found: by name, not this machine's path
+            # (the site must be the same bytes wherever it is built).
+            return _verified(pin, paths, cache_dir, "the Hugging Face cache")
 
     if download:
         paths = _download(pin, hub_cache)
