@@ -16,8 +16,8 @@ store under a fingerprint of the build's inputs:
 and, for a page, its Markdown, front matter, address and the address of every file it may link.
 Two kinds of entry: the generated files with the KaTeX bundle the build typesets with (an index of
 their sha256, the bytes stored as blobs named by their hash, so a file unchanged since another
-fingerprint is stored once), and one entry per page (the filled Markdown and the description a
-block set). Entries are signed like every derived entry (generator/store.py) and blobs are
+fingerprint is stored once), and one entry per page (the sha256 of its filled Markdown, a blob
+too, and the description a block set). Entries are signed like every derived entry (generator/store.py) and blobs are
 re-hashed on every read: a forged or foreign memo is discarded and the build computes afresh. On
 a miss nothing changes: the build loads and checks every input (a bad pin still stops it in
 on_config) and records what it made, at its end and only if the fingerprint taken again then
@@ -185,14 +185,24 @@ class BuildMemo:
 
     def page(self, key: str) -> FilledPage | None:
         value = self.store.get_json("memo_page", key)
-        if not isinstance(value, dict) or not isinstance(value.get("markdown"), str):
+        if not isinstance(value, dict):
             return None
+        markdown = self.store.get(str(value.get("markdown")))
         description = value.get("description")
-        return FilledPage(value["markdown"], description if isinstance(description, str) else None)
+        try:
+            text = markdown.decode("utf-8") if markdown is not None else None
+        except UnicodeDecodeError:
+            text = None
+        if text is None:
+            return None
+        return FilledPage(text, description if isinstance(description, str) else None)
 
     def record_page(self, key: str, filled: FilledPage) -> None:
+        """The entry names the filled Markdown by its sha256 (a blob): a page that fills the same
+        under another fingerprint is stored once."""
+        markdown = self.store.put(filled.markdown.encode("utf-8"))
         self.store.put_json(
-            "memo_page", key, {"markdown": filled.markdown, "description": filled.description}
+            "memo_page", key, {"markdown": markdown, "description": filled.description}
         )
 
 

@@ -146,7 +146,7 @@ def test_a_forged_memo_is_never_replayed(tmp_path: Path, caplog) -> None:
     assert "not signed" in caplog.text
 
 
-def test_files_unchanged_across_fingerprints_are_stored_once_and_rehashed_on_reading(
+def test_files_and_pages_unchanged_across_fingerprints_are_stored_once_and_rehashed(
     tmp_path: Path,
 ) -> None:
     store = Store(tmp_path / "cache")
@@ -156,6 +156,14 @@ def test_files_unchanged_across_fingerprints_are_stored_once_and_rehashed_on_rea
     blobs = sorted(p for p in (tmp_path / "cache" / "sha256").rglob("*") if p.is_file())
     assert len(blobs) == 3
     assert BuildMemo(store, "2" * 64).files() == made
+
+    page = FilledPage("# A page\n" + "filled " * 1000, None)
+    for fingerprint_ in ("1" * 64, "2" * 64):
+        memo = BuildMemo(store, fingerprint_)
+        memo.record_page(memo.page_key("a.md", "# A page", {}, "links"), page)
+    blobs = sorted(p for p in (tmp_path / "cache" / "sha256").rglob("*") if p.is_file())
+    assert len(blobs) == 4  # the page's Markdown once, for both fingerprints
+    assert memo.page(memo.page_key("a.md", "# A page", {}, "links")) == page
 
     damaged = store.path_for(sha256_hex(b"<svg>a</svg>"))
     damaged.write_bytes(b"<svg>b</svg>")  # same size, other bytes
