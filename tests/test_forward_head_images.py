@@ -128,3 +128,22 @@ def test_pixel_views_draw_whole_px_per_cell_at_about_the_same_width_for_any_leng
         scale, every = view_ticks(T)
         assert VIEW_SIDE / 2 < scale * T <= VIEW_SIDE, T
         assert every * scale >= TICK_PX > every // 2 * scale, T  # the closest labels can be
+
+
+def test_a_prompt_with_control_characters_gives_views_that_parse_and_show_them():
+    """A prompt pasted from a terminal or a document (a form feed, an escape, a tab, a bidi
+    override) makes tokens of those characters. XML forbids most C0 controls, so a label with one
+    left the whole view unreadable (the browser shows a broken image); a tab reached the page as
+    Markdown's spaces, a blank chip. The page shows them as the rest of the site does (␌ ␛ ␉)."""
+    from generator.forward.render import show
+
+    odd = ["\x0c", "\x1b[31m", "\t", " \u202ex", "a\x00b", "\x7f"]
+    assert [show(t) for t in odd] == ["␌", "␛[31m", "␉", "␣⟨U+202E⟩x", "a␀b", "␡"]
+    for T in (LABELLED_MAX, LABELLED_MAX + 1):  # the labelled view and the pixel view
+        every = view_ticks(T)[1] if T > LABELLED_MAX else 1
+        tokens = [f"t{i}" for i in range(T)]
+        for k, token in enumerate(odd):
+            tokens[k * every] = token  # each on a labelled position
+        svg = ET.fromstring(attention_view(causal_pattern(T), [show(t) for t in tokens], "t"))
+        labels = " ".join(t.text or "" for t in svg.iter(f"{SVG}text"))
+        assert all(show(token) in labels for token in odd), labels

@@ -60,6 +60,7 @@ from generator.forward.literature import compare, verdict
 from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
+from generator.render.code import visible
 from generator.render.numbers import fmt_int
 
 KIND_TEXT = {  # kind -> (what the page calls such heads, what they do)
@@ -84,8 +85,11 @@ def head_file(layer: int, head: int, ext: str) -> str:
 
 
 def show(token: str) -> str:
-    """A token as the page prints it: spaces visible as ␣, newlines as ↵."""
-    return token.replace(" ", "␣").replace("\n", "↵")
+    """A token as the page prints it: spaces visible as ␣, newlines as ↵, and every other
+    character that would vanish, reorder its neighbours or break a view's SVG (a tab, which
+    Markdown expands to spaces; a form feed or escape, which XML forbids; bidi marks) as the
+    site's other text shows it (render.code.visible: ␉, ␌, ␛, ⟨U+202E⟩)."""
+    return visible(token.replace(" ", "␣").replace("\n", "↵"))
 
 
 def fmt_score(value: float | None) -> str:
