@@ -90,6 +90,8 @@ class Settings:
                 fix=f"give {SETTINGS['forward_prompt']} some words, or unset it for the page's own"
                 " prompt",
             )
+        if prompt is not None:
+            not_utf8(str(prompt), SETTINGS["forward_prompt"])
         return cls(
             root=root,
             cache_dir=cache_dir if cache_dir.is_absolute() else root / cache_dir,
@@ -105,6 +107,22 @@ class Settings:
             hub_cache=hub_cache_dir(env),
             custom_dir=Path(values["custom_dir"]) if values.get("custom_dir") else None,
         )
+
+
+def not_utf8(text: str, entry: str) -> None:
+    """An InputError when `text` holds bytes that are not UTF-8: Python reads such bytes in an
+    environment variable or an argument as lone surrogates (U+DC80-U+DCFF), which nothing can
+    encode, tokenize or hash."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        what = f"byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise InputError(
+            f"{entry} is not UTF-8 text: {what} at character {error.start}",
+            entry=entry,
+            fix="write the prompt in UTF-8 (a terminal set to a UTF-8 locale, or iconv -t UTF-8)",
+        ) from None
 
 
 def flag(value: object, variable: str) -> bool:

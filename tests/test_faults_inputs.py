@@ -114,6 +114,17 @@ def test_blank_prompts_are_refused(tmp_path: Path, capsys, prompt: str) -> None:
     assert "--prompt" in err and "blank" in err
 
 
+def test_a_prompt_that_is_not_utf8_is_refused_by_name(tmp_path: Path, capsys) -> None:
+    """Bytes that are not UTF-8 in the variable or the argument (a Latin-1 terminal) reach Python
+    as lone surrogates: the build's memo could not hash them and stopped with a traceback."""
+    prompt = os.fsdecode(b"caf\xe9 au lait")
+    with pytest.raises(InputError, match="ITM_FORWARD_PROMPT is not UTF-8 text: byte 0xE9") as e:
+        Settings.load(ROOT, env={"ITM_FORWARD_PROMPT": prompt})
+    assert e.value.entry == "ITM_FORWARD_PROMPT" and "UTF-8" in e.value.fix
+    err = run_cli(["forward", "--prompt", prompt, "--root", str(ROOT)], capsys)
+    assert "--prompt is not UTF-8 text" in err and "Traceback" not in err
+
+
 def test_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
     file = tmp_path / "cache"
     file.write_text("x")

@@ -92,7 +92,7 @@ def train_command(args: argparse.Namespace) -> int:
 def run_command(args: argparse.Namespace) -> int:
     from generator.forward.analysis import KINDS, strongest
     from generator.forward.pipeline import run
-    from generator.settings import Settings
+    from generator.settings import Settings, not_utf8
 
     settings = Settings.load(Path(args.root))
     if args.prompt is not None:
@@ -104,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
                 entry="--prompt",
                 fix="give the prompt some words, or leave --prompt out for the page's own prompt",
             )
+        not_utf8(args.prompt, "--prompt")
         settings = dataclasses.replace(settings, forward_prompt=args.prompt)
     if args.download:
         settings = dataclasses.replace(settings, download_weights=True)
