@@ -32,6 +32,7 @@ from generator.forward.checkpoints import PINS_FILE
 from generator.forward.head_images import LABELLED_MAX, MASKED, thumbnail_side, view_ticks
 from generator.inputs import BuildInputs
 from generator.settings import Settings
+from tests.axe_helpers import run_axe, serious
 from tests.forward_helpers import TINY_LONG, block_network, pins_toml, write_tiny_checkpoint
 from tests.full_size import prompt_of
 from tests.site_helpers import ROOT, build_env, patched_mkdocs, serve, tree_digest
@@ -254,4 +255,21 @@ def test_the_viewer_draws_a_pixel_view(browser, long_site):
         assert drawn["hidden"] == pytest.approx(cells * scale * scale, rel=0.02), drawn
         assert drawn["indigo"] > 1000, drawn  # the visible cells are drawn, not left blank
         assert errors == []
+        context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_long_prompt_page_passes_axe_with_its_summaries_and_scroll_boxes(browser, long_site):
+    """What only a long prompt's page has (the CSV link in the residual table's caption, the
+    scrolling token list and guesses, a pixel view open): no serious axe violation. The caption's
+    link was told apart from the caption's grey by colour alone (link-in-text-block)."""
+    with serve(long_site[0]) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(url + "forward-pass/", wait_until="networkidle")
+        assert serious(run_axe(page, include="article")) == []
+        page.locator("#head-1-1").click()
+        page.wait_for_selector(".itm-head-view:not([hidden])")
+        assert serious(run_axe(page, include="article")) == []
         context.close()
