@@ -50,3 +50,14 @@ def test_a_site_override_of_the_admonition_macro_restyles_the_source_note(tmp_pa
     mine = blocks.render(note, tmp_path)
     assert mine.startswith("<aside data-kind=warning><b>Showing a stand-in, not GPT-2</b><p>")
     assert "admonition" not in mine and "GPT-2's weights are not on the machine" in mine
+
+
+def test_the_page_describes_its_own_prompt_only() -> None:
+    """'A phrase and then the start of the same phrase again' is true of the page's own prompt;
+    a build given another (ITM_FORWARD_PROMPT) must not say it of that one."""
+    own = current(Settings.load(ROOT, env={}))
+    other_prompt = "The cat sat on the mat near the river bank."
+    other = current(Settings.load(ROOT, env={"ITM_FORWARD_PROMPT": other_prompt}))
+    claim = "the start of the same phrase again"
+    assert claim in blocks.render(render.tokens_block(own))
+    assert other.prompt == other_prompt and claim not in blocks.render(render.tokens_block(other))

@@ -46,6 +46,7 @@ class Tokens(Block):
     first_repeat: int | None
     tokenizer: str
     scroll: bool = False  # a long prompt: the list scrolls in a box of its own (render.summarised)
+    page_prompt: bool = False  # the page's own prompt (a phrase, then its start again)
 
 
 # -- residual stream -------------------------------------------------------------------------------

@@ -57,7 +57,13 @@ from generator.forward.head_images import (
     view_ticks,
 )
 from generator.forward.literature import compare, verdict
-from generator.forward.pipeline import PROMPT_ENV, ForwardPass, Gpt2Source, StandinSource
+from generator.forward.pipeline import (
+    DEFAULT_PROMPT,
+    PROMPT_ENV,
+    ForwardPass,
+    Gpt2Source,
+    StandinSource,
+)
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
 from generator.render.code import visible
@@ -151,6 +157,7 @@ def tokens_block(fp: ForwardPass) -> Tokens:
         first_repeat=min(repeated) if repeated else None,
         tokenizer=_tokenizer_name(fp),
         scroll=summarised(fp),
+        page_prompt=fp.prompt == DEFAULT_PROMPT,
     )
 
 
