@@ -93,7 +93,7 @@ def test_a_pixel_view_holds_every_cell_as_one_palette_pixel_with_labels_at_inter
     svg = ET.fromstring(data)
     assert svg.get("role") == "img"
     assert svg.find(f"{SVG}title").text == "GPT-2 small: block 5, head 1"
-    assert "one pixel per query" in svg.find(f"{SVG}desc").text
+    assert "one square per query" in svg.find(f"{SVG}desc").text
 
     image = svg.find(f"{SVG}image")
     uri = image.get("href")

@@ -243,7 +243,7 @@ def pixel_view(pattern: np.ndarray, tokens: list[str], title: str) -> bytes:
     width = left + size + int(longest * char * 0.72) + 8
     height = top + size + 8
     desc = (
-        f"{T:,} positions, one pixel per query (row, down the left) and key (column, along the "
+        f"{T:,} positions, one square per query (row, down the left) and key (column, along the "
         f"top); the position and its token are marked every {every} positions. Darker is more "
         f"weight, in {LEVELS} steps of √weight; grey is hidden by the causal mask."
     )
@@ -255,7 +255,7 @@ def pixel_view(pattern: np.ndarray, tokens: list[str], title: str) -> bytes:
         f'<rect width="{width}" height="{height}" fill="#fff"/>',
         f'<text x="4" y="16" font-size="14" font-weight="bold" font-family="sans-serif">'
         f"{html.escape(title)}</text>",
-        f'<text x="4" y="32" fill="#666">{T:,} × {T:,}: one pixel per cell; labels every '
+        f'<text x="4" y="32" fill="#666">{T:,} × {T:,}: one square per cell; labels every '
         f"{every} positions</text>",
         f'<image x="{left}" y="{top}" width="{size}" height="{size}" preserveAspectRatio="none" '
         f'style="image-rendering:pixelated" href="{uri}"/>',
