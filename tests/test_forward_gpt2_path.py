@@ -72,3 +72,21 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     assert not any(h.kinds for h in fp.heads) and len(fp.removals) == 1
     assert "nothing to remove" in blocks.render(render.removal_block(fp))
     assert attempts == []
+
+
+def test_itm_forward_shows_control_characters_instead_of_sending_them_to_the_terminal(
+    tiny_root, tmp_path, monkeypatch, capsys
+):
+    """A prompt's escape sequence is a token like any other: `itm forward` prints it as ␛, so
+    it cannot recolour or rewrite the user's terminal."""
+    from generator.cli import main
+
+    root, folder, _ = tiny_root
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("ITM_CACHE_DIR", str(tmp_path / "cache"))
+    prompt = " the cat\x1b[31m sat\u202e on the mat"
+    assert main(["forward", "--root", str(root), "--weights", str(folder), "--prompt", prompt]) == 0
+    out = capsys.readouterr().out
+    tokens = next(line for line in out.splitlines() if line.startswith("tokens"))
+    assert "\x1b" not in out and "\u202e" not in out  # (the tiny vocabulary splits U+202E
+    assert "␛" in tokens  # into bytes, shown as �: a token of its own in GPT-2's)

@@ -92,6 +92,7 @@ def train_command(args: argparse.Namespace) -> int:
 def run_command(args: argparse.Namespace) -> int:
     from generator.forward.analysis import KINDS, strongest
     from generator.forward.pipeline import run
+    from generator.render.code import visible
     from generator.settings import Settings, not_utf8
 
     settings = Settings.load(Path(args.root))
@@ -110,7 +111,8 @@ def run_command(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, download_weights=True)
     fp = run(settings, weights=args.weights)
     print(f"model: {fp.cfg.label} ({fp.source.where})")
-    print(f"tokens ({len(fp.tokens)}): {'|'.join(fp.tokens)}")
+    # A token may hold an escape sequence or a bidi mark: shown, never sent to the terminal.
+    print(f"tokens ({len(fp.tokens)}): {'|'.join(visible(t) for t in fp.tokens)}")
     for kind in KINDS:
         best = strongest(fp.heads, kind)
         shown = ", ".join(f"{h.label} {h.score(kind):.2f}" for h in best) or "–"
