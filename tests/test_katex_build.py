@@ -93,3 +93,35 @@ def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
     finally:
         typesetter.close()
     assert caught.value.file == "docs/bad.md" and "KaTeX" in caught.value.problem
+
+
+CLOSED_ON_ANOTHER_THREAD = """
+import sys
+from pathlib import Path
+from generator.render.katex import Typesetter
+
+typesetter = Typesetter(Path(sys.argv[1]).read_bytes(), None)
+page = sys.argv[2]
+for number in range(3):  # typeset on the typesetter's thread, as a build does
+    typesetter.page_later(page + f"<p>{number}</p>").result()
+typesetter.close()  # from the build's thread
+print("closed")
+"""
+
+
+def test_a_typesetter_closed_by_the_build_thread_ends_cleanly(tmp_path, katex_js) -> None:
+    """The V8 context lives on the typesetter's thread: freeing it from the build's thread made
+    mini-racer segfault, so every cold build died at its end (exit -11)."""
+    import subprocess
+    import sys
+
+    bundle = tmp_path / "katex.min.js"
+    bundle.write_bytes(katex_js)
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSED_ON_ANOTHER_THREAD, str(bundle), PAGE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (done.returncode, done.stdout) == (0, "closed\n"), done.stderr[-2000:]

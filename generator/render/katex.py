@@ -120,6 +120,7 @@ class Typesetter:
         self.bundle = sha256_hex(katex_js)
         self._ctx: Any = None
         self._thread: ThreadPoolExecutor | None = None  # page_later's one thread (one V8 context)
+        self._queued: list[Future[str]] = []  # page_later's pages, for close() to cancel
 
     def _context(self) -> Any:
         if self._ctx is None:
@@ -171,7 +172,9 @@ class Typesetter:
             return done
         if self._thread is None:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="katex")
-        return self._thread.submit(self.page, page_html, page=page)
+        future = self._thread.submit(self.page, page_html, page=page)
+        self._queued = [f for f in self._queued if not f.done()] + [future]
+        return future
 
     def _typeset(self, items: list[tuple[str, bool]], *, page: str) -> list[str]:
         """Each formula's markup: from the store, else rendered (all missing ones in one call)."""
@@ -210,9 +213,18 @@ class Typesetter:
         return result
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._thread.shutdown(cancel_futures=True)
-            self._thread = None
-        if self._ctx is not None:
-            self._ctx.close()
-            self._ctx = None
+        """End the context on the thread that made it: V8 freed from another thread can crash
+        the process (mini-racer 0.14 segfaults in mr_free_context)."""
+        thread, self._thread = self._thread, None
+        queued, self._queued = self._queued, []
+        for future in queued:
+            future.cancel()  # pages not started yet (a failed or interrupted build)
+        if thread is not None:
+            thread.submit(self._close_context)
+            thread.shutdown()
+        self._close_context()  # a context made on this thread (page() called directly)
+
+    def _close_context(self) -> None:
+        ctx, self._ctx = self._ctx, None
+        if ctx is not None:
+            ctx.close()
