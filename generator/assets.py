@@ -6,6 +6,7 @@ Pinned in sources/web-assets.toml by URL and sha256; the verified tarball is cac
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +137,49 @@ def package_files(pin: PackagePin, cache_dir: Path, *, offline: bool = False) ->
                 fix="list files that exist under package/dist/ in that tarball",
             )
     return dict(sorted(found.items()))
+
+
+KATEX_RUN = "katex.min.js"  # typesets every page's math during the build (not shipped)
+KATEX_CSS = "katex.min.css"  # every page links it (mkdocs.yml extra_css)
+FONT_SOURCES = re.compile(r"src:([^;}]*)")  # an @font-face's list of url(...) format(...)
+FONT_URL = re.compile(r"url\(([^)]*)\)(?:\s*format\([^)]*\))?")
+
+
+def katex_files(
+    pin: PackagePin, cache_dir: Path, *, offline: bool = False
+) -> tuple[bytes, dict[str, bytes]]:
+    """KaTeX's bundle (run at build time) and the files the site serves under assets/katex/: the
+    stylesheet and the fonts it names. A pin whose `files` leave out the bundle, the stylesheet or
+    every format of a font is refused, so no page links a file the site lacks; the stylesheet is
+    served naming only the font files shipped (its other formats are fallbacks no browser with
+    woff2 requests)."""
+    files = package_files(pin, cache_dir, offline=offline)
+    for needed in (KATEX_RUN, KATEX_CSS):
+        if needed not in files:
+            raise InputError(
+                f"files = {list(pin.files)} leaves out {needed}, which the site needs",
+                file=ASSETS_FILE,
+                entry=pin.name,
+                fix=f'list {needed!r} in files (with "fonts/*.woff2" for its fonts)',
+            )
+
+    def shipped_sources(sources: re.Match[str]) -> str:
+        found = list(FONT_URL.finditer(sources[1]))
+        kept = [url[0] for url in found if url[1].strip("'\"") in files]
+        if found and not kept:
+            raise InputError(
+                f"{KATEX_CSS} needs one of {', '.join(u[1] for u in found)}; files ="
+                f" {list(pin.files)} copies none of them",
+                file=ASSETS_FILE,
+                entry=pin.name,
+                fix='list "fonts/*.woff2" in files',
+            )
+        return "src:" + ",".join(kept)
+
+    css = FONT_SOURCES.sub(shipped_sources, files[KATEX_CSS].decode("utf-8"))
+    served = {path: data for path, data in files.items() if path != KATEX_RUN}
+    served[KATEX_CSS] = css.encode("utf-8")
+    return files[KATEX_RUN], {f"assets/katex/{path}": data for path, data in served.items()}
 
 
 LUNR = "assets/javascripts/lunr/"  # Material's search-language scripts

@@ -31,7 +31,7 @@ class BuildInputs:
 
     @classmethod
     def load(cls, settings: Settings) -> BuildInputs:
-        from generator.assets import load_asset_pins, package_files
+        from generator.assets import katex_files, load_asset_pins
         from generator.sources import load_lock
         from generator.sources.resolve import Resolver
 
@@ -40,15 +40,9 @@ class BuildInputs:
 
         resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
-        generated: dict[str, bytes] = {}
-        katex_js = b""
-        for relative, data in package_files(
+        katex_js, generated = katex_files(
             load_asset_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
-        ).items():
-            if relative == "katex.min.js":
-                katex_js = data  # math is typeset during the build (generator/render/katex.py)
-            else:
-                generated[f"assets/katex/{relative}"] = data  # the stylesheet and its fonts
+        )
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
     def excerpt(self, excerpt_id: str, *, used_by: str):

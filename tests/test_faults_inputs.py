@@ -207,3 +207,42 @@ def test_pin_lines_are_checked_before_any_file_is_read(
     err = run_cli([*argv, "--evidence-level", "upstream", "--lock", str(lock), "--dry-run"], capsys)
     assert problem in err and "--lines" in err and "fix:" in err, err
     assert lock.read_bytes() == LOCK.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("files", "missing"),
+    [
+        (["katex.min.js"], "katex.min.css"),
+        (["katex.min.css", "fonts/*.woff2"], "katex.min.js"),
+        (["katex.min.js", "katex.min.css"], "KaTeX_AMS-Regular"),  # no font of any format
+        (["katex.min.js", "katex.min.css", "fonts/KaTeX_Main-*.woff2"], "KaTeX_AMS-Regular"),
+    ],
+)
+def test_a_katex_pin_that_leaves_out_a_file_the_pages_link_is_refused(
+    files: list[str], missing: str
+) -> None:
+    """A web-assets pin listing only some of KaTeX's files built pages linking files the site
+    lacked (the stylesheet, or fonts it names)."""
+    from dataclasses import replace
+
+    from generator.assets import katex_files
+
+    pin = replace(load_asset_pins(ROOT)["katex"], files=tuple(files))
+    with pytest.raises(InputError) as caught:
+        katex_files(pin, Settings.load(ROOT).cache_dir, offline=True)
+    assert missing in caught.value.problem and caught.value.entry == "katex" and caught.value.fix
+
+
+def test_the_katex_stylesheet_names_only_files_the_site_serves() -> None:
+    import re
+
+    from generator.assets import katex_files
+
+    pin = load_asset_pins(ROOT)["katex"]
+    bundle, served = katex_files(pin, Settings.load(ROOT).cache_dir, offline=True)
+    assert bundle and "assets/katex/katex.min.js" not in served  # run at build time only
+    css = served["assets/katex/katex.min.css"].decode()
+    named = set(re.findall(r"url\(([^)]*)\)", css))
+    assert named and all(f"assets/katex/{path}" in served for path in named)
+    # every font the stylesheet declares keeps a source
+    assert css.count("@font-face") == len(named) == len(served) - 1
