@@ -10,9 +10,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.errors import InputError
 from generator.store import Store, sha256_hex
+
+if TYPE_CHECKING:
+    from generator.sources.fetch import NetSettings
 
 ASSETS_FILE = "sources/web-assets.toml"
 
@@ -77,7 +81,9 @@ def load_asset_pins(root: Path) -> dict[str, PackagePin]:
     return pins
 
 
-def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
+def fetch_verified(
+    pin: PackagePin, cache_dir: Path, *, offline: bool, net: NetSettings | None = None
+) -> bytes:
     """The pinned tarball, from the content-addressed cache or the registry, checked by sha256."""
     from generator.sources.fetch import FetchError, Http  # the network, only when not cached
 
@@ -93,7 +99,7 @@ def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
             fix="build once with the npm registry reachable, or unset ITM_OFFLINE",
         )
     try:
-        data = Http().get(pin.url)
+        data = Http(net).get(pin.url)
     except FetchError as error:
         raise InputError(
             f"cannot fetch {pin.url}: {error.reason}",
@@ -112,12 +118,14 @@ def fetch_verified(pin: PackagePin, cache_dir: Path, *, offline: bool) -> bytes:
     return data
 
 
-def package_files(pin: PackagePin, cache_dir: Path, *, offline: bool = False) -> dict[str, bytes]:
+def package_files(
+    pin: PackagePin, cache_dir: Path, *, offline: bool = False, net: NetSettings | None = None
+) -> dict[str, bytes]:
     """The pinned files of an npm package: {path relative to dist/: bytes}, sorted by path."""
     import io
     import tarfile
 
-    tarball = fetch_verified(pin, cache_dir, offline=offline)
+    tarball = fetch_verified(pin, cache_dir, offline=offline, net=net)
     found: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
         for member in archive.getmembers():
@@ -146,14 +154,14 @@ FONT_URL = re.compile(r"url\(([^)]*)\)(?:\s*format\([^)]*\))?")
 
 
 def katex_files(
-    pin: PackagePin, cache_dir: Path, *, offline: bool = False
+    pin: PackagePin, cache_dir: Path, *, offline: bool = False, net: NetSettings | None = None
 ) -> tuple[bytes, dict[str, bytes]]:
     """KaTeX's bundle (run at build time) and the files the site serves under assets/katex/: the
     stylesheet and the fonts it names. A pin whose `files` leave out the bundle, the stylesheet or
     every format of a font is refused, so no page links a file the site lacks; the stylesheet is
     served naming only the font files shipped (its other formats are fallbacks no browser with
     woff2 requests)."""
-    files = package_files(pin, cache_dir, offline=offline)
+    files = package_files(pin, cache_dir, offline=offline, net=net)
     for needed in (KATEX_RUN, KATEX_CSS):
         if needed not in files:
             raise InputError(

@@ -41,7 +41,10 @@ class BuildInputs:
         resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
         katex_js, generated = katex_files(
-            load_asset_pins(settings.root)["katex"], settings.cache_dir, offline=settings.offline
+            load_asset_pins(settings.root)["katex"],
+            settings.cache_dir,
+            offline=settings.offline,
+            net=resolver.http.settings,
         )
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 

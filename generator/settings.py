@@ -32,7 +32,12 @@ SETTINGS: dict[str, str] = {
     "gpt2_weights": "ITM_GPT2_WEIGHTS",
     "download_weights": "ITM_DOWNLOAD_WEIGHTS",
     "forward_prompt": "ITM_FORWARD_PROMPT",
+    "download_deadline": "ITM_DOWNLOAD_DEADLINE",
+    "draw_timeout": "ITM_DRAW_TIMEOUT",
 }
+DOWNLOAD_DEADLINE = 60.0  # seconds for one download, all its attempts (the largest is ~10 MB)
+DRAW_TIMEOUT = 60.0  # seconds a drawing worker may go without sending a figure
+LONGEST_WAIT = 86400.0  # a day: a longer "deadline" is a typo
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class Settings:
     forward_prompt: str | None = None  # the forward-pass page's prompt (None: the page's own)
     hub_cache: Path = Path.home() / ".cache" / "huggingface" / "hub"  # Hugging Face cache
     custom_dir: Path | None = None  # the theme's custom_dir: its itm/ overrides block templates
+    download_deadline: float = DOWNLOAD_DEADLINE  # one download, start to end, retries included
+    draw_timeout: float = DRAW_TIMEOUT  # a drawing worker silent this long is stopped
 
     @property
     def may_download(self) -> bool:
@@ -106,6 +113,12 @@ class Settings:
             forward_prompt=values.get("forward_prompt") or None,
             hub_cache=hub_cache_dir(env),
             custom_dir=Path(values["custom_dir"]) if values.get("custom_dir") else None,
+            download_deadline=seconds(
+                values.get("download_deadline", DOWNLOAD_DEADLINE), SETTINGS["download_deadline"]
+            ),
+            draw_timeout=seconds(
+                values.get("draw_timeout", DRAW_TIMEOUT), SETTINGS["draw_timeout"]
+            ),
         )
 
 
@@ -139,6 +152,21 @@ def flag(value: object, variable: str) -> bool:
         entry=variable,
         fix=f"set {variable} to one of {', '.join(TRUE)} or {', '.join(f for f in FALSE if f)}",
     )
+
+
+def seconds(value: object, variable: str) -> float:
+    """A time limit in seconds: a number above 0 and at most a day."""
+    try:
+        number = float(str(value).strip()) if not isinstance(value, int | float) else float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0 < number <= LONGEST_WAIT:  # also refuses nan and inf
+        raise InputError(
+            f"{variable}={value!r} is not a number of seconds",
+            entry=variable,
+            fix=f"set {variable} to seconds above 0 and at most {LONGEST_WAIT:g}, e.g. 120",
+        )
+    return number
 
 
 def git_dirs(value: str | Mapping[str, str]) -> dict[str, Path]:

@@ -226,6 +226,7 @@ class Reply:
     content_type: str = "application/octet-stream"
     trickle: float = 0.0  # seconds between single bytes of the body
     endless: int = 0  # stream this many zero bytes with no Content-Length instead of `body`
+    trickled_headers: bool = False  # a header line that never ends, one byte every `trickle` s
 
 
 @dataclass
@@ -262,6 +263,13 @@ class _Handler(BaseHTTPRequestHandler):
             if not reply.endless:
                 self.send_header("Content-Length", str(length))
             self.send_header("Connection", "close")
+            if reply.trickled_headers:
+                self.flush_headers()
+                self.wfile.write(b"X-Slow: ")
+                while True:  # until the client hangs up (BrokenPipeError)
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(reply.trickle)
             self.end_headers()
             if reply.endless:
                 block = bytes(1 << 16)

@@ -28,6 +28,29 @@ def test_a_trickling_server_meets_the_overall_deadline() -> None:
     assert server.count("/slow") == 1  # a deadline is final: no retry
 
 
+def test_a_server_trickling_its_headers_meets_the_overall_deadline() -> None:
+    """A header line that grows by a byte every 0.2 s trips no per-read timeout and never
+    reaches the body, where the deadline used to be checked: it ran past 480 s."""
+    import threading
+
+    outcome: list[BaseException] = []
+    with serve() as server:
+        server.routes["/headers"] = [Reply(trickle=0.2, trickled_headers=True)]
+
+        def fetch() -> None:
+            try:
+                Http(FAST).get(f"{server.url}/headers")
+            except BaseException as error:  # noqa: BLE001 (reported below)
+                outcome.append(error)
+
+        worker = threading.Thread(target=fetch, daemon=True)
+        worker.start()
+        worker.join(timeout=120)  # a safety net only: the deadline is 1 s
+    assert not worker.is_alive(), "the download outlived its deadline"
+    assert len(outcome) == 1 and isinstance(outcome[0], TooSlow), outcome
+    assert "not finished after 1 s" in outcome[0].reason
+
+
 def test_an_endless_body_is_cut_at_the_cap_without_filling_memory() -> None:
     with serve() as server:
         server.routes["/huge"] = [Reply(endless=64 << 20)]  # 64 MiB, no Content-Length
@@ -59,9 +82,8 @@ def test_web_assets_report_a_slow_registry_as_an_input_error(tmp_path, monkeypat
     with serve() as server:
         server.routes["/katex.tgz"] = [Reply(body, trickle=0.5)]
         pin = PackagePin("katex", "0", f"{server.url}/katex.tgz", sha256(body), "MIT", ("*",))
-        monkeypatch.setattr("generator.sources.fetch.Http", lambda: Http(FAST))
         with pytest.raises(InputError) as caught:
-            fetch_verified(pin, tmp_path, offline=False)
+            fetch_verified(pin, tmp_path, offline=False, net=FAST)
     assert "not finished after" in caught.value.problem and caught.value.entry == "katex"
 
 

@@ -152,3 +152,24 @@ def test_serve_reimports_the_generator_only_when_its_code_changed(tmp_path: Path
         timeout=120,
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.parametrize("variable", ["ITM_DOWNLOAD_DEADLINE", "ITM_DRAW_TIMEOUT"])
+def test_time_limits_are_seconds_from_the_option_or_the_variable(
+    tmp_path: Path, variable: str
+) -> None:
+    option = {"ITM_DOWNLOAD_DEADLINE": "download_deadline", "ITM_DRAW_TIMEOUT": "draw_timeout"}
+    name = option[variable]
+    assert getattr(Settings.load(tmp_path, {name: 30}, env={}), name) == 30.0
+    settings = Settings.load(tmp_path, {name: 30}, env={variable: "7.5"})
+    assert getattr(settings, name) == 7.5
+    if name == "download_deadline":  # every download of the build gets it
+        from generator.sources import load_lock
+        from generator.sources.resolve import Resolver
+
+        lock = load_lock(ROOT / "sources" / "lock.toml")
+        assert Resolver.for_settings(lock, settings).http.settings.deadline == 7.5
+    for bad in ("soon", "0", "-3", "nan", "inf", "1e9"):
+        with pytest.raises(InputError) as caught:
+            Settings.load(tmp_path, env={variable: bad})
+        assert variable in str(caught.value) and "fix:" in str(caught.value)

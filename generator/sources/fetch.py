@@ -5,22 +5,26 @@ skipped for the rest of the run, so an offline build is not slowed down by one w
 Timeouts, 5xx/429 answers and truncated bodies are retried; when the retries run out the host
 is skipped for the rest of the run too.
 
-Every download has an overall deadline (a server that trickles one byte every few seconds never
-trips a per-read timeout) and a size cap: the size the pin or index states when known, else
+Every download has an overall deadline that nothing can stretch: a server that trickles one byte
+every few seconds never trips a per-read timeout, in its headers or its body, so a timer shuts
+the connection's socket at the deadline whatever it is waiting for. It also has a size cap: the size the pin or index states when known, else
 NetSettings.max_bytes. A body past the cap is refused while it streams, before it fills memory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.client
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -54,8 +58,64 @@ class NetSettings:
     timeout: float = 15.0  # seconds, per connect and per read
     retries: int = 3  # extra attempts after the first
     backoff: float = 0.5  # seconds before retry 1; doubles each time
-    deadline: float = 300.0  # seconds for one download, all attempts together
+    deadline: float = 60.0  # seconds for one download, all attempts together
     max_bytes: int = 256 << 20  # size cap when the size is not known in advance
+
+
+class Deadline:
+    """Shuts a connection's socket at an absolute time (time.monotonic()), whatever it is waiting
+    for: the TLS handshake, a header line, a body chunk. `fired` tells a failure it caused."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.fired = False
+        self._timers: list[threading.Timer] = []
+
+    def watch(self, sock: socket.socket) -> None:
+        timer = threading.Timer(max(0.0, self.at - time.monotonic()), self._fire, (sock,))
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    def _fire(self, sock: socket.socket) -> None:
+        self.fired = True
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)  # a blocked recv returns at once
+
+    def cancel(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+
+
+def _watched(base: type[http.client.HTTPConnection], deadline: Deadline) -> Any:
+    """`base` whose socket the deadline watches from the moment it connects."""
+
+    class Watched(base):  # type: ignore[valid-type, misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = self._connect_watched
+
+        def _connect_watched(self, *args: object, **kwargs: object) -> socket.socket:
+            sock = socket.create_connection(*args, **kwargs)  # type: ignore[arg-type]
+            deadline.watch(sock)  # before TLS: a trickled handshake is cut too
+            return sock
+
+    return Watched
+
+
+def _opener(deadline: Deadline, context: ssl.SSLContext) -> urllib.request.OpenerDirector:
+    """urllib's opener, whose HTTP and HTTPS connections the deadline watches."""
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_watched(http.client.HTTPConnection, deadline), req)
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            connection = _watched(http.client.HTTPSConnection, deadline)
+            return self.do_open(connection, req, context=context)
+
+    return urllib.request.build_opener(Plain(), Secure(context=context))
 
 
 @functools.cache
@@ -128,10 +188,28 @@ class Http:
         raise FetchError(url, f"{last} after {attempts} attempts")
 
     def _get_once(self, url: str, headers: dict[str, str], cap: int, deadline: float) -> bytes:
+        guard = Deadline(deadline)
+        cut = TooSlow(url, f"not finished after {self.settings.deadline:g} s (cut at its"
+                      " deadline); download stopped")  # fmt: skip
+        try:
+            body = self._read(url, headers, cap, deadline, guard)
+        except (OSError, http.client.HTTPException) as error:
+            if guard.fired or time.monotonic() >= deadline:
+                raise cut from None
+            raise error
+        finally:
+            guard.cancel()
+        if guard.fired:  # the cut socket read as a short answer: never trust it
+            raise cut
+        return body
+
+    def _read(
+        self, url: str, headers: dict[str, str], cap: int, deadline: float, guard: Deadline
+    ) -> bytes:
         request = urllib.request.Request(url, headers={"User-Agent": "itm-sources/1", **headers})
         timeout = max(0.1, min(self.settings.timeout, deadline - time.monotonic()))
-        context = tls_context() if url.startswith("https:") else None
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+        opener = _opener(guard, tls_context())
+        with opener.open(request, timeout=timeout) as response:
             declared = response.headers.get("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > cap:
                 raise TooLarge(url, f"the server announces {int(declared):,} bytes, more than the"

@@ -90,6 +90,7 @@ class Resolver:
                 "git_dirs": settings.git_dirs,
                 "github_base": settings.github_raw,
                 "pypi_base": settings.pypi_simple,
+                "net": NetSettings(deadline=settings.download_deadline),
                 **options,
             },
         )
