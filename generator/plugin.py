@@ -45,6 +45,8 @@ class ItmConfig(base.Config):
     gpt2_weights = c.Optional(c.Type(str))
     download_weights = c.Type(bool, default=False)
     forward_prompt = c.Optional(c.Type(str))
+    download_deadline = c.Optional(c.Type((int, float)))  # seconds; default 60
+    draw_timeout = c.Optional(c.Type((int, float)))  # seconds; default 60
 
 
 def _project_root(config: MkDocsConfig) -> Path:
@@ -203,7 +205,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def _drawing(self, figures: list[Any]) -> Any:
         from generator.drawing import Drawing
 
-        return Drawing(figures, self.settings.cache_dir)
+        return Drawing(figures, self.settings.cache_dir, stall=self.settings.draw_timeout)
 
     def _make_files(self) -> tuple[Any, list[Any]]:
         """Every generated file but the figures (KaTeX, LaTeX tables, the features' files), and
@@ -264,11 +266,15 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
     def _finish_figures(self) -> None:
         """The figures the workers drew, into their files; then the memo of every file."""
+        from generator.errors import InputError
         from generator.memo import MadeFiles
 
         drawn: dict[str, bytes] = {}
-        for job in self.figure_jobs:
-            drawn.update(job.files(keep=False))  # kept at the end, as the memo is (_remember)
+        try:
+            for job in self.figure_jobs:
+                drawn.update(job.files(keep=False))  # kept at the end, as the memo is (_remember)
+        except InputError as error:  # a figure no worker could draw
+            raise PluginError(f"Inside the Model: {error}") from None
         self.drawn, self.figure_jobs = self.figure_jobs, []
         for path, data in drawn.items():
             self.late[path].content_bytes = data

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
 from generator.charts import attention_crossover, figure_files, params_figure, render_all
 from generator.config import CONFIGS, SIZES
-from generator.drawing import Drawing, Figure
+from generator.drawing import Drawing, DrawingError, Figure
 from generator.store import key_of
 from tests.site_helpers import ROOT
 
@@ -128,64 +129,149 @@ def test_figures_drawn_with_keep_false_are_stored_only_when_kept(tmp_path: Path)
 def test_a_worker_that_fails_names_its_figures(tmp_path: Path) -> None:
     broken = Figure("figures/broken.svg", "generator.charts:no_such_drawing", (), "c" * 64)
     drawing = Drawing([broken], tmp_path, workers=1)
-    with pytest.raises(RuntimeError, match="figures/broken.svg"):
+    with pytest.raises(DrawingError, match="figures/broken.svg") as caught:
         drawing.files()
+    assert "no_such_drawing" in caught.value.problem  # the worker's own error, quoted
+
+
+def wait_forever(fifo: str) -> bytes:
+    """A drawing that says it started (its pid, through a FIFO the test reads) and never ends."""
+    with open(fifo, "w") as started:
+        started.write(f"{os.getpid()}\n")
+    threading.Event().wait()
+    return b""
+
+
+def started_worker(fifo: Path) -> int:
+    """The pid a wait_forever drawing wrote: waits for the event, not for a number of seconds."""
+    descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([descriptor], [], [], 300)  # a safety net, never reached
+        assert ready, "the worker never started its drawing"
+        return int(os.read(descriptor, 64).split()[0])
+    finally:
+        os.close(descriptor)
 
 
 def test_a_cancelled_drawing_stops_its_workers(tmp_path: Path) -> None:
-    slow = Figure("figures/slow.svg", "time:sleep", (60,), "d" * 64)
-    drawing = Drawing([slow], tmp_path, workers=1)
-    deadline = time.monotonic() + 30
-    while not drawing.processes and time.monotonic() < deadline:
-        time.sleep(0.05)
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    stuck = Figure("figures/stuck.svg", "tests.test_charts:wait_forever", (str(fifo),), "d" * 64)
+    drawing = Drawing([stuck], tmp_path, workers=1)
+    worker = started_worker(fifo)
     drawing.cancel()
     (process,) = drawing.processes
-    assert process.wait(timeout=10) != 0  # killed, not left sleeping
+    assert process.pid == worker
+    assert process.wait(timeout=300) != 0  # killed, not left waiting
 
 
-def slow_figure(seconds: float) -> bytes:
-    time.sleep(seconds)
+def dies_once(marker: str, sig: int) -> bytes:
+    """Sends itself `sig` the first time it runs (marker absent), draws the second time."""
+    if not os.path.exists(marker):
+        Path(marker).touch()
+        os.kill(os.getpid(), sig)
+        threading.Event().wait()  # stopped (SIGSTOP) until the build ends this worker
+    return b"<svg>drawn again</svg>"
+
+
+def plain_figure(text: str) -> bytes:
+    return f"<svg>{text}</svg>".encode()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
+def test_a_killed_or_stopped_worker_has_its_figures_drawn_again(
+    tmp_path: Path, sig: int, caplog
+) -> None:
+    """A drawing worker killed by SIGKILL was a traceback; a stopped one hung the build forever."""
+    first = Figure("figures/a.svg", "tests.test_charts:plain_figure", ("a",), "1" * 64)
+    doomed = Figure(
+        "figures/b.svg", "tests.test_charts:dies_once", (str(tmp_path / "m"), sig), "2" * 64
+    )
+    drawing = Drawing([first, doomed], tmp_path / "cache", workers=1)
+    assert drawing.files() == {
+        "figures/a.svg": b"<svg>a</svg>",
+        "figures/b.svg": b"<svg>drawn again</svg>",
+    }
+    expected = "killed by signal 9" if sig == signal.SIGKILL else "the worker was stopped"
+    assert expected in caplog.text and "drawing 1 figure(s) again" in caplog.text
+
+
+def never_ends() -> bytes:
+    threading.Event().wait()
+    return b""
+
+
+def test_a_worker_that_fails_twice_stops_the_build_naming_its_figures(tmp_path: Path) -> None:
+    """stall=1: a drawing that never ends always passes the deadline, however fast the machine."""
+    stuck = Figure("figures/stuck.svg", "tests.test_charts:never_ends", (), "3" * 64)
+    drawing = Drawing([stuck], tmp_path / "cache", workers=1, stall=1.0)
+    with pytest.raises(DrawingError) as caught:
+        drawing.files()
+    assert "figures/stuck.svg" in caught.value.problem
+    assert "sent nothing for 1 s (stuck)" in caught.value.problem
+    assert "ITM_DRAW_TIMEOUT" in caught.value.fix
+    assert all(process.poll() is not None for process in drawing.processes)
+
+
+def logged_figure(log: str) -> bytes:
+    with open(log, "a") as drawn:
+        drawn.write("drawn\n")
     return b"<svg/>"
 
 
-ABANDONED = """
-import sys, time
-from generator.drawing import Drawing, Figure
+# The build: a Drawing of 40 quick figures in one worker; it prints the worker's pid the moment
+# the worker is started (before that worker has run a line of its own) and then waits to be killed.
+KILLED_BUILD = """
+import sys, threading
+from generator.drawing import Drawing, DrawingError, Figure
 
-figures = [Figure(f"f{i}.svg", "tests.test_charts:slow_figure", (0.5,), "e" * 64) for i in range(40)]
+start = Drawing._start
+def announce(self, errors):
+    process = start(self, errors)
+    print(process.pid, flush=True)
+    return process
+Drawing._start = announce
+figures = [Figure(f"f{i}.svg", "tests.test_charts:logged_figure", (sys.argv[1],), "e" * 64)
+           for i in range(40)]
 drawing = Drawing(figures, workers=1)
-while not drawing.processes:
-    time.sleep(0.05)
-print(drawing.processes[0].pid, flush=True)
-time.sleep(600)
+threading.Event().wait()
+"""
+
+# Runs KILLED_BUILD, SIGKILLs it as soon as its worker exists, and, as the orphan's new parent
+# (PR_SET_CHILD_SUBREAPER), waits for the worker to end: prints the figures drawn by then.
+HARNESS = """
+import ctypes, os, signal, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+log = sys.argv[2]
+open(log, "w").close()
+build = subprocess.Popen([sys.executable, "-c", sys.argv[1], log], stdout=subprocess.PIPE)
+worker = int(build.stdout.readline())
+os.kill(build.pid, signal.SIGKILL)
+build.wait()
+at_kill = len(open(log).readlines())
+try:
+    os.waitpid(worker, 0)  # it is ours now; returns when it has ended
+except ChildProcessError:
+    pass  # already reaped
+print(at_kill, len(open(log).readlines()))
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes in /proc")
-def test_a_worker_stops_when_the_build_is_killed() -> None:
-    """SIGTERM ends `mkdocs build` at once (Python runs no cleanup, so nothing cancels the
-    workers): a worker must notice and stop, not draw the rest of its share as an orphan."""
-    build = subprocess.Popen(
-        [sys.executable, "-c", ABANDONED], cwd=ROOT, stdout=subprocess.PIPE, text=True
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
+def test_a_worker_stops_when_the_build_is_killed(tmp_path: Path) -> None:
+    """SIGKILL ends `mkdocs build` at once, however early: the worker must end too, not draw the
+    rest of its share as an orphan. It used to read its parent's pid only after its imports, so
+    a build killed during them left an orphan that drew every figure (6 failures in 9 runs)."""
+    done = subprocess.run(
+        [sys.executable, "-c", HARNESS, KILLED_BUILD, str(tmp_path / "drawn.log")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,  # a safety net: the harness waits on the worker's exit, not the clock
     )
-    worker = int(build.stdout.readline())
-    build.terminate()
-    build.wait(timeout=10)
-
-    def running() -> bool:  # a zombie has stopped; whoever adopted it reaps it in its own time
-        try:
-            stat = Path(f"/proc/{worker}/stat").read_text()
-        except OSError:
-            return False
-        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-    deadline = time.monotonic() + 8  # its imports and a figure (0.5 s); the 40 would take 20 s
-    while running() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    alive = running()
-    if alive:
-        os.kill(worker, signal.SIGKILL)
-    assert not alive
+    assert done.returncode == 0, done.stderr
+    at_kill, at_end = map(int, done.stdout.split())
+    assert at_end - at_kill <= 1  # at most the figure it was drawing when the build died
 
 
 @pytest.mark.parametrize("name", ["flops-context", "decode-flops"])
