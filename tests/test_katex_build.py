@@ -95,6 +95,33 @@ def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
     assert caught.value.file == "docs/bad.md" and "KaTeX" in caught.value.problem
 
 
+@pytest.mark.parametrize(
+    "tex",
+    [
+        "\\href{https://example.com}{x}",
+        "\\url{https://example.com}",
+        "\\includegraphics{a.png}",
+        "\\htmlId{here}{x}",
+        "\\htmlClass{c}{x}",
+        "\\htmlStyle{color: red}{x}",
+    ],
+)
+def test_a_command_the_site_does_not_trust_stops_the_build(katex_js, tex: str) -> None:
+    """KaTeX prints an untrusted command as red text and throws nothing: such a page was
+    published with exit 0. The build must stop, naming the page and the formula."""
+    typesetter = Typesetter(katex_js)
+    try:
+        with pytest.raises(InputError) as caught:
+            typesetter.page(f'<span class="arithmatex">\\({tex}\\)</span>', page="docs/x.md")
+        # the trusted command still typesets beside them
+        typesetter.page('<span class="arithmatex">\\(\\htmlData{light=a}{x}\\)</span>')
+    finally:
+        typesetter.close()
+    command = tex.split("{")[0]
+    assert caught.value.file == "docs/x.md" and caught.value.entry == tex[:60]
+    assert f"{command} is not allowed" in caught.value.problem
+
+
 CLOSED_ON_ANOTHER_THREAD = """
 import sys
 from pathlib import Path

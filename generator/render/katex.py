@@ -8,8 +8,9 @@ becomes `data-light` attributes, which site.js ties to the diagram boxes as befo
 
 A page's result is kept in the project's store under a key of the KaTeX bundle, the options and
 the page's HTML, so a warm build starts no JavaScript engine at all; so is each formula's, so a
-page whose prose changed (an edit under `mkdocs serve`) is typeset from the store too. A formula KaTeX cannot parse
-stops the build with the page and the formula named. `page_later` typesets on a thread of its own:
+page whose prose changed (an edit under `mkdocs serve`) is typeset from the store too. A formula KaTeX cannot parse,
+or one using a command the site does not trust (`\\href`, `\\url`, `\\includegraphics`, `\\htmlId`,
+…, which KaTeX would print as red text), stops the build with the page and the formula named. `page_later` typesets on a thread of its own:
 V8 runs outside Python's lock, so the build converts the next pages' Markdown meanwhile.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
-VERSION = 5  # bump when the markup this module writes changes (invalidates cached pages)
+VERSION = 6  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
@@ -33,11 +34,21 @@ DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
 RENDER_ALL = """
 function itmRenderAll(items) {
   return JSON.stringify(items.map(function (item) {
+    var refused = [];
     try {
-      return {html: katex.renderToString(item[0], Object.assign({displayMode: item[1],
-        trust: function (c) { return c.command === "\\\\htmlData"; },
+      var html = katex.renderToString(item[0], Object.assign({displayMode: item[1],
+        trust: function (c) {
+          if (c.command === "\\\\htmlData") return true;
+          refused.push(c.command);
+          return false;
+        },
         strict: function (code) { return code === "htmlExtension" ? "ignore" : "error"; }
-      }, OPTIONS))};
+      }, OPTIONS));
+      if (refused.length) {
+        return {error: refused.join(", ") + " is not allowed here: KaTeX would print it as"
+          + " red text (this site trusts only \\\\htmlData)"};
+      }
+      return {html: html};
     } catch (e) { return {error: String(e.message || e)}; }
   }));
 }
