@@ -257,3 +257,46 @@ def test_registry_unreachable_is_offline(tmp_path: Path, monkeypatch) -> None:
     resolver = Resolver.for_settings(lock, settings, sources=("cache", "pypi"), net=FAST)
     with pytest.raises(InputError, match="offline: connection refused"):
         resolver.resolve(lock.pin("toy.helper"))
+
+
+AREA = (line_of(TOY_V1, "def area"), line_of(TOY_V1, "return self.size ** 2"))
+
+
+def test_a_symbol_whose_lines_and_hash_were_moved_to_another_function_is_refused(
+    tmp_path: Path,
+) -> None:
+    """`helper` pinned at tail()'s lines with tail()'s sha256: without GitHub, the cache and the
+    registry checked only the hash, and the page showed tail() under helper's name."""
+    from generator.sources.resolve import location_key
+
+    moved = excerpt_table("toy.helper", TOY_V1, symbol="helper", lines=[list(TAIL)])
+    lock = load_lock(write(tmp_path / "lock.toml", repo_table(COMMIT) + WHEEL_MIRROR + moved))
+    pin = lock.pin("toy.helper")
+    # a cache entry at exactly that location (excerpt entries are unsigned: the hash vouches)
+    Store(tmp_path / "cache").put_entry(
+        "excerpts", location_key(pin, lock.repos[pin.repo]), lines_text(TOY_V1, TAIL).encode(),
+        signed=False,
+    )  # fmt: skip
+    cached = Resolver(lock, cache_dir=tmp_path / "cache", sources=("cache",))
+    with pytest.raises(InputError) as caught:
+        cached.resolve(pin)
+    assert "the lines define 'tail', not 'helper'" in caught.value.problem
+    assert caught.value.entry == "toy.helper" and "--symbol helper" in caught.value.fix
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        registry = registry_only(tmp_path / "fresh", lock, f"{server.url}/simple")
+        with pytest.raises(InputError) as caught:
+            registry.resolve(pin)
+    assert "'helper' stands at upstream lines" in caught.value.problem
+
+
+def test_a_method_moved_within_its_class_is_refused_by_a_mirror_that_has_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    moved = excerpt_table("toy.render", TOY_V1, symbol="Widget.render", lines=[list(AREA)])
+    lock = load_lock(write(tmp_path / "lock.toml", repo_table(COMMIT) + WHEEL_MIRROR + moved))
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.render"))
+    assert "'Widget.render' stands at upstream lines" in caught.value.problem

@@ -28,7 +28,7 @@ from generator.sources.excerpt import (
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
 from generator.sources.lock import Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
-from generator.sources.symbols import SymbolError, symbol_range
+from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "github", "pypi")
@@ -114,6 +114,8 @@ class Resolver:
         else:
             raise self._unresolved(pin, tried)
         text, ranges, origin = found
+        if origin == "cache" or origin.startswith("pypi:"):  # only the lines were read
+            self._holds_symbol(pin, text, origin)
         if origin != "cache" and ranges == pin.ranges:
             # unsigned: every read checks the text against the lock's sha256 (_via_cache)
             entry = text.encode("utf-8")
@@ -131,6 +133,20 @@ class Resolver:
             evidence_level=pin.evidence_level,
             resolved_from=origin,
         )
+
+    def _holds_symbol(self, pin: Pin, text: str, origin: str) -> None:
+        """A source that gave only the pinned lines: they must still be the symbol's."""
+        if pin.symbol is None:
+            return
+        problem = excerpt_problem(text, pin.symbol)
+        if problem is not None:
+            raise self._error(
+                pin,
+                f"symbol {pin.symbol!r}: lines {format_ranges(pin.ranges)} ({origin}) match the"
+                f" sha256, but {problem}",
+                f"re-pin from a clone of the commit: `itm pin {pin.id} --replace --repo"
+                f" {pin.repo} --path {pin.path} --symbol {pin.symbol}`",
+            )
 
     def _via_cache(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
         """Text verified earlier at exactly this location (repo, commit, path, lines, sha256)."""
@@ -197,8 +213,29 @@ class Resolver:
                     f" do not hash to {pin.sha256[:12]}…"
                 )
                 continue
+            moved = self._symbol_elsewhere(pin, lines, runs[0][1])
+            if moved:
+                tried.append(f"pypi:{mirror.spec}: {moved}")
+                continue
             return text, pin.ranges, f"pypi:{mirror.spec}"
         return None
+
+    def _symbol_elsewhere(self, pin: Pin, lines: list[str], shift: int) -> str | None:
+        """Where a mirror's whole member parses, the symbol must stand at the pinned lines
+        (shifted as the mirror is): the same text under another class does not vouch for it."""
+        if pin.symbol is None or len(pin.ranges) != 1:
+            return None
+        try:
+            first, last = symbol_range("\n".join(lines), pin.symbol)
+        except SymbolError:
+            return None  # a partial copy: the excerpt itself is checked in resolve()
+        (a, b) = pin.ranges[0]
+        if (first - shift, last - shift) == (a, b):
+            return None
+        return (
+            f"{pin.symbol!r} stands at upstream lines {first - shift}–{last - shift} of its"
+            f" member, not {format_ranges(pin.ranges)}"
+        )
 
     def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile) -> Found:
         """Cut the pin from the whole file at the commit; a mismatch here is final."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 
 from generator.sources.lock import Range
 
@@ -53,3 +54,26 @@ def symbol_range(source: str, symbol: str) -> Range:
     decorators = getattr(node, "decorator_list", [])
     first = min([node.lineno] + [d.lineno for d in decorators])
     return first, node.end_lineno
+
+
+def excerpt_problem(text: str, symbol: str) -> str | None:
+    """Why an excerpt's text is not exactly the definition of `symbol` (None when it is).
+
+    A source that gives only the excerpt (the cache, a registry copy of part of a file) proves
+    its bytes by their hash, not that the lines still hold the symbol: a lock whose lines and
+    sha256 were both moved to another function would pass. The text must be one definition
+    named after the symbol's last part, from its first decorator to its last line. (Which class
+    a method sits in is not in its lines: that is checked where the whole file is read.)"""
+    name = symbol.rsplit(".", 1)[-1]
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return "the lines are not one whole Python definition"
+    found = [_name_of(node) for node in tree.body]
+    if found != [name]:
+        shown = ", ".join(repr(n) for n in found if n) or "no definition"
+        return f"the lines define {shown}, not {name!r}"
+    first, last = symbol_range(textwrap.dedent(text), name)
+    if (first, last) != (1, len(text.rstrip("\n").split("\n"))):
+        return f"the lines hold more than {name!r}"
+    return None
