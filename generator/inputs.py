@@ -61,3 +61,15 @@ class BuildInputs:
                 fix=f"add it to {LOCK_FILE} with `itm pin`, or use one of: "
                 + ", ".join(sorted(self.excerpts)),
             ) from None
+
+
+def pinned_archives(settings: Settings) -> set[str]:
+    """The sha256 of every archive the pins name (registry mirrors, web assets): cache blobs
+    that are inputs of an offline build, never pruned."""
+    from generator.assets import load_asset_pins
+    from generator.sources import load_lock
+
+    lock = load_lock(settings.root / LOCK_FILE)
+    return {m.sha256 for m in lock.mirrors} | {
+        pin.sha256 for pin in load_asset_pins(settings.root).values()
+    }

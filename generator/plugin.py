@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.to_record: list[tuple[str, Any]] = []  # (memo key, FilledPage) filled by this build
         self.typesetting: list[tuple[Page, Any]] = []  # pages whose math V8 is typesetting
         self.built = False
+        self.started = 0.0  # time.time() when this build began
         self.publication: Any = None  # generator.publish.Publication while `build` runs
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
         self.drawings: dict[str, list[str]] = {}  # page -> its formulas' drawings, set aside
@@ -153,6 +155,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if self.publication is not None:  # `serve --clean` rebuilds in one process: settle the
             self._publish()  # last build first (a second lock on one file would wait forever)
         self.failed = self.built = False
+        self.started = time.time()  # the cache keeps what the last builds since then used
         if not self.config.enabled:
             return config
         root = _project_root(config)
@@ -423,6 +426,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._close_typesetter()
         self._remember()
+        self._prune_cache()
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():
             import json
@@ -434,6 +438,21 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
             )
         self.built = True  # every page is written; the strict check comes next
+
+    def _prune_cache(self) -> None:
+        """Remove from the cache what none of the last builds used (generator/store.py)."""
+        from generator.errors import InputError
+        from generator.inputs import pinned_archives
+        from generator.log import log
+        from generator.store import Store
+
+        try:
+            keep = pinned_archives(self.settings)
+        except InputError:  # a pin edited during the build: prune next time
+            return
+        freed = Store(self.settings.cache_dir).prune(self.started, keep=keep)
+        if freed:
+            log.info("Inside the Model: %s bytes of cache no recent build used removed", freed)
 
     def on_build_error(self, *, error: Exception) -> None:
         self._close_typesetter()

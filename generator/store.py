@@ -14,6 +14,12 @@ Two kinds of entry live under one cache directory:
   for it. Entries whose caller checks the payload against a hash recorded outside the cache
   (excerpts, against the lock's sha256) are stored unsigned, so a copied cache still serves them.
 
+Bounded: every entry a build reads or writes has its modification time set then, and at the
+end of each build `prune()` removes the derived entries (memos, figures, typeset math, compiled
+templates, checkpoint hashes, and blobs the pins do not name) that none of the last BUILDS_KEPT
+builds used. Pinned archives and verified excerpts are inputs, never pruned: an offline build
+needs them.
+
 Whatever is wrong with an entry (bad hash, garbage, a directory in its place, unreadable), it is
 discarded with a one-line warning on the "itm.cache" logger and the caller rebuilds it: a cache
 problem never stops a build. A cache that cannot be written (read-only) is warned about once and
@@ -26,11 +32,13 @@ what it trusts is the checkout and CACHE.key beside the cache, not the cache fol
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import shutil
 import stat
@@ -42,6 +50,10 @@ from generator.errors import InputError
 LOG = logging.getLogger("itm.cache")  # outside "mkdocs.*": a cache warning must not fail --strict
 HEADER = b"itm-store/2 "  # /2: headers carry the entry's signature ("mac")
 KEY_BYTES = 32
+BUILDS_KEPT = 10  # prune what none of the last this many builds used
+BUILDS_FILE = "builds.json"  # the start times of the last BUILDS_KEPT builds
+PRUNED_KINDS = ("memo_files", "memo_page", "figure", "katex", "katex_formula", "jinja",
+                "sha256_memo")  # fmt: skip
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -148,6 +160,7 @@ class Store:
         path = self.path_for(sha256)
         try:
             if stat.S_ISREG(path.lstat().st_mode) and path.lstat().st_size == len(data):
+                self._touch(path)  # used by this build: kept by prune()
                 return sha256
         except OSError:
             pass
@@ -283,9 +296,55 @@ class Store:
         except OSError as error:
             LOG.warning("Inside the Model: cannot remove %s (%s)", path, error.strerror or error)
 
+    # -- growth: what recent builds did not use goes ------------------------------------------------
+    def prune(self, started: float, *, keep: set[str], builds: int = BUILDS_KEPT) -> int:
+        """Record a build that started at `started` (time.time()) and remove every derived entry
+        and every blob outside `keep` (the sha256 the pins name) that none of the last `builds`
+        builds read or wrote; returns the bytes freed. A build running meanwhile that misses an
+        entry it meant to read makes it again."""
+        starts = self._build_starts() + [started]
+        starts = sorted(starts)[-builds:]
+        try:
+            write_atomic(self.root / BUILDS_FILE, json.dumps(starts).encode())
+        except OSError:
+            return 0  # a read-only cache: nothing is written, nothing to prune
+        if len(starts) < builds:
+            return 0
+        cutoff = starts[0]
+        freed = 0
+        for kind in (*PRUNED_KINDS, "sha256"):
+            for path in (self.root / kind).glob("*/*"):
+                if kind == "sha256" and path.name in keep:
+                    continue
+                try:
+                    info = path.lstat()
+                    if info.st_mtime < cutoff and not stat.S_ISDIR(info.st_mode):
+                        path.unlink()
+                        freed += info.st_size
+                except OSError:
+                    continue
+        return freed
+
+    def _build_starts(self) -> list[float]:
+        try:
+            starts = json.loads(read_regular(self.root / BUILDS_FILE, max_bytes=1 << 16))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(starts, list):
+            return []
+        numbers = [t for t in starts if isinstance(t, int | float) and not isinstance(t, bool)]
+        return [float(t) for t in numbers if math.isfinite(t)]
+
+    @staticmethod
+    def _touch(path: Path) -> None:
+        with contextlib.suppress(OSError):  # a read-only cache
+            os.utime(path)
+
     def _read(self, path: Path) -> bytes | None:
         try:
-            return read_regular(path)
+            data = read_regular(path)
+            self._touch(path)  # used by this build: kept by prune()
+            return data
         except FileNotFoundError:
             return None
         except NotADirectoryError:  # a file where a folder of the layout should be

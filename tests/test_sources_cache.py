@@ -3,6 +3,7 @@ partial file, and two processes writing the same entry at once both succeed."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from pathlib import Path
@@ -186,3 +187,40 @@ def test_a_cache_restored_without_its_key_serves_only_what_the_lock_can_check(
     assert len(warnings) == 1 and "not signed" in warnings[0].getMessage()
     there.put_entry("figure", key_of(0), b"svg 0")
     assert Store(there.root).get_entry("figure", key_of(0)) == b"svg 0"
+
+
+def test_the_cache_keeps_what_the_last_builds_used_and_prunes_the_rest(tmp_path: Path) -> None:
+    """Memo entries were never pruned: the cache grew with every fingerprint. An entry a build
+    reads or writes is marked used; after BUILDS_KEPT builds, what none of them used goes, but
+    never a pinned archive or a verified excerpt (an offline build needs those)."""
+
+    from generator.store import BUILDS_KEPT
+
+    store = Store(tmp_path)
+    keys = {name: sha256(name) for name in ("stale", "used", "excerpt")}
+    store.put_entry("figure", keys["stale"], b"<svg>old</svg>")
+    store.put_entry("figure", keys["used"], b"<svg>recent</svg>")
+    store.put_entry("excerpts", keys["excerpt"], b"def f(): pass\n", signed=False)
+    archive, memo_blob = store.put(b"a pinned wheel"), store.put(b"a filled page")
+    paths = [store.entry_path("figure", k) for k in (keys["stale"], keys["used"])]
+    paths += [store.entry_path("excerpts", keys["excerpt"]), store.path_for(archive)]
+    paths.append(store.path_for(memo_blob))
+    for path in paths:
+        os.utime(path, (1000, 1000))  # all last used long ago
+    for started in range(2000, 2000 + BUILDS_KEPT - 1):  # fewer builds than kept: nothing goes
+        assert store.prune(started, keep={archive}) == 0
+    assert store.get_entry("figure", keys["used"]) == b"<svg>recent</svg>"  # this build uses it
+    stale_bytes = paths[0].stat().st_size + store.path_for(memo_blob).stat().st_size
+    assert store.prune(3000, keep={archive}) == stale_bytes
+    assert not paths[0].exists() and not store.path_for(memo_blob).exists()
+    assert store.get_entry("figure", keys["used"]) == b"<svg>recent</svg>"
+    assert store.get(archive) == b"a pinned wheel"
+    assert store.get_entry("excerpts", keys["excerpt"], signed=False) == b"def f(): pass\n"
+
+
+def test_a_damaged_build_record_only_delays_pruning(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    for junk in (b"not json", b'{"a": 1}', b'[1e999, "x", true]', b"[" * 100000):
+        (tmp_path / "builds.json").write_bytes(junk)
+        assert store.prune(5000.0, keep=set()) == 0
+        assert json.loads((tmp_path / "builds.json").read_text()) == [5000.0]
