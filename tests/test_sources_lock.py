@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,12 @@ def test_real_lock_claims_no_more_than_the_evidence() -> None:
             assert "clone of openai/gpt-2" in pin.evidence, pin.id
             assert file_sha256[pin.path] in pin.evidence, pin.id
         if pin.repo == "huggingface/transformers":
-            assert all(a >= 39 and b <= 417 for a, b in pin.ranges), pin.id
             assert pin.evidence_level == "mirror-window", pin.id
-            assert "only" in pin.evidence and "5.6.2 to 5.22.2" in pin.evidence, pin.id
-        assert pin.id.startswith("gpt2." if pin.repo == "openai/gpt-2" else "hf."), pin.id
+            assert "only indirectly" in pin.evidence and "was not checked" in pin.evidence, pin.id
+            if pin.path.endswith("modeling_gpt2.py"):
+                assert all(a >= 39 and b <= 417 for a, b in pin.ranges), pin.id
+                assert "5.6.2 to 5.22.2" in pin.evidence, pin.id
+            else:  # each names its own window, checked at both ends by test_sources_real_lock
+                assert re.search(r"from 5\.[\d.]+ to 5\.[\d.]+", pin.evidence), pin.id
+        family = "gpt2." if pin.repo == "openai/gpt-2" else ("hf.", "llama.", "mistral.")
+        assert pin.id.startswith(family), pin.id
