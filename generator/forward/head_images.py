@@ -1,7 +1,7 @@
 """The forward-pass page's pictures: each head's attention as a thumbnail and a large view.
 
-Everything is written byte for byte by this module (no matplotlib): a PNG is a zlib-compressed
-raster with fixed settings, an SVG is plain text, so two builds give identical bytes. Colour
+Everything is written by this module (no matplotlib): a PNG by Pillow with fixed settings and no
+metadata, an SVG as plain text, so two builds give identical bytes. Colour
 encodes √weight (small weights stay visible next to a head's strongest ones); positions a query
 may not see (j > i) are grey.
 
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import base64
 import html
-import struct
-import zlib
+import io
 
 import numpy as np
+from PIL import Image
 
 WHITE = np.array([255, 255, 255], dtype=np.float64)
 RAMP = np.array([[255, 255, 255], [121, 134, 203], [26, 35, 126]], dtype=np.float64)  # indigo
@@ -74,39 +74,27 @@ def text_colour(rgb) -> str:
 
 
 # -- PNG ------------------------------------------------------------------------------------------
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    body = kind + data
-    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-
-def _png(samples: np.ndarray, colour_type: int, extra: bytes = b"", level: int = 9) -> bytes:
-    """samples [H, W * channels] (uint8), each row after filter byte 0, compressed at zlib
-    `level`; no timestamp or other metadata."""
-    height = samples.shape[0]
-    width = samples.shape[1] // (3 if colour_type == 2 else 1)
-    rows = np.concatenate([np.zeros((height, 1), np.uint8), samples], axis=1)
-    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + _chunk(b"IHDR", header)
-        + extra
-        + _chunk(b"IDAT", zlib.compress(rows.tobytes(), level))
-        + _chunk(b"IEND", b"")
-    )
+def _save_png(image: Image.Image, level: int) -> bytes:
+    """The image as PNG at zlib `level`, with no timestamp or other metadata (Pillow adds none
+    unless asked), so the same pixels give the same bytes."""
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=level)
+    return out.getvalue()
 
 
 def png(pixels: np.ndarray) -> bytes:
-    """An 8-bit RGB PNG of pixels [H, W, 3] (uint8), with no timestamp or other metadata."""
-    return _png(pixels.reshape(pixels.shape[0], -1), colour_type=2)
+    """An 8-bit RGB PNG of pixels [H, W, 3] (uint8)."""
+    return _save_png(Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8), "RGB"), 9)
 
 
 def palette_png(indices: np.ndarray, palette: list[tuple[int, ...]]) -> bytes:
-    """An 8-bit palette PNG: indices [H, W] (uint8) into palette (at most 256 RGB colours).
+    """A palette PNG: indices [H, W] (uint8) into palette (at most 256 RGB colours).
 
     zlib level 6, not 9: on a 1,024 × 1,024 head view level 9 took 0.9 s for 8% fewer bytes
     (92 against 100 KB), level 6 0.04 s; 144 views made that two minutes of a build."""
-    table = b"".join(bytes(rgb) for rgb in palette)
-    return _png(indices, colour_type=3, extra=_chunk(b"PLTE", table), level=6)
+    image = Image.fromarray(np.ascontiguousarray(indices, dtype=np.uint8), "P")
+    image.putpalette([channel for rgb in palette for channel in rgb])
+    return _save_png(image, 6)
 
 
 def attention_png(pattern: np.ndarray) -> bytes:
