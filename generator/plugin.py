@@ -132,14 +132,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.command: str | None = None
         self.failed = False
         self.settings: Any = None  # generator.settings.Settings, once on_config has run
-        self.site: Any = None  # generator.inputs.BuildInputs, loaded when something is not memoized
-        self.memo: Any = None  # generator.memo.BuildMemo of this build's inputs
-        self.made: Any = None  # generator.memo.MadeFiles: the generated files, once known
-        self.links: str | None = None  # generator.memo.links_digest of this build's files
-        self.figure_jobs: list[Any] = []  # generator.drawing.Drawing: figures drawn by workers
+        self.build: Any = None  # generator.build.SiteBuild: the generator's side of this build
         self.late: dict[str, File] = {}  # site path -> its File, whose bytes a worker is drawing
-        self.drawn: list[Any] = []  # generator.drawing.Drawing: figures drawn, to keep at the end
-        self.to_record: list[tuple[str, Any]] = []  # (memo key, FilledPage) filled by this build
         self.typesetting: list[tuple[Page, Any]] = []  # pages whose math V8 is typesetting
         self.built = False
         self.started = 0.0  # time.time() when this build began
@@ -161,22 +155,16 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         root = _project_root(config)
         os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(root))
         _fresh_generator(root)
+        from generator.build import SiteBuild
         from generator.errors import InputError
-        from generator.memo import BuildMemo
         from generator.settings import Settings
 
-        self.site = self.made = self.links = None
-        self.late, self.typesetting, self.drawn, self.to_record = {}, [], [], []
+        self.build = None
+        self.late, self.typesetting = {}, []
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
-            self.memo = BuildMemo.open(self.settings)
-            self.made = self.memo.files()
-            if self.made is None:  # inputs changed since the last build: load and check them all
-                from generator.charts import chart_figures
-
-                self.figure_jobs = [self._drawing(chart_figures())]  # drawn during the fetches
-                self._inputs()  # now, so a bad pin stops the build before any output
+            self.build = SiteBuild.start(self.settings)  # a bad pin stops the build here
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         for watched in ("generator", "sources"):
@@ -192,60 +180,23 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             config.site_dir = str(self.publication.staging)
         return config
 
-    def _inputs(self) -> Any:
-        """The build's checked inputs (generator.inputs.BuildInputs), loaded on first need: a
-        build whose every result is memoized never needs them."""
-        if self.site is None:
-            from generator.errors import InputError
-            from generator.inputs import BuildInputs
-
-            try:
-                self.site = BuildInputs.load(self.settings)
-            except InputError as error:
-                raise PluginError(f"Inside the Model: {error}") from None
-        return self.site
-
-    def _drawing(self, figures: list[Any]) -> Any:
-        from generator.drawing import Drawing
-
-        return Drawing(figures, self.settings.cache_dir, stall=self.settings.draw_timeout)
-
-    def _make_files(self) -> tuple[Any, list[Any]]:
-        """Every generated file but the figures (KaTeX, LaTeX tables, the features' files), and
-        the features' figures (generator.drawing.Figure) to draw."""
-        from generator.errors import InputError
-        from generator.features import load_features
-        from generator.memo import MadeFiles
-        from generator.pages import latex_tables
-
-        site = self._inputs()
-        generated = {**site.generated, **latex_tables()}
-        figures = []
-        try:
-            for feature in load_features():
-                if hasattr(feature, "files"):
-                    generated.update(feature.files(site))
-                if hasattr(feature, "figures"):
-                    figures += feature.figures(site)
-        except InputError as error:
-            raise PluginError(f"Inside the Model: {error}") from None
-        return MadeFiles(files=generated, katex_js=site.katex_js), figures
-
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:
             return files
         from generator.assets import unread_theme_files
+        from generator.errors import InputError
 
-        if self.made is None:
-            self.made, figures = self._make_files()
-            self.figure_jobs.append(self._drawing(figures))
-        late = {path for job in self.figure_jobs for path in job.paths}
-        for path in sorted({*self.made.files, *late}):
+        try:
+            made = self.build.files()
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
+        late = set(self.build.late_paths())
+        for path in sorted({*made.files, *late}):
             if path in late:  # a worker is drawing it while pages are filled: bytes in on_env
                 self.late[path] = File.generated(config, path, content=b"")
                 files.append(self.late[path])
             else:
-                files.append(File.generated(config, path, content=self.made.files[path]))
+                files.append(File.generated(config, path, content=made.files[path]))
         for path in unread_theme_files([f.src_uri for f in files], _search_langs(config)):
             files.remove(files.src_uris[path])
         return files
@@ -263,30 +214,17 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 page.content = typeset.result()
             except InputError as error:
                 raise PluginError(f"Inside the Model: {error}") from None
-        if self.figure_jobs:
-            self._finish_figures()
-        return env
-
-    def _finish_figures(self) -> None:
-        """The figures the workers drew, into their files; then the memo of every file."""
-        from generator.errors import InputError
-        from generator.memo import MadeFiles
-
-        drawn: dict[str, bytes] = {}
         try:
-            for job in self.figure_jobs:
-                drawn.update(job.files(keep=False))  # kept at the end, as the memo is (_remember)
+            drawn = self.build.figures()
         except InputError as error:  # a figure no worker could draw
             raise PluginError(f"Inside the Model: {error}") from None
-        self.drawn, self.figure_jobs = self.figure_jobs, []
         for path, data in drawn.items():
             self.late[path].content_bytes = data
-        self.made = MadeFiles(files={**self.made.files, **drawn}, katex_js=self.made.katex_js)
+        return env
 
     def _stop_drawing(self) -> None:
-        for job in self.figure_jobs:
-            job.cancel()
-        self.figure_jobs = []
+        if self.build is not None:
+            self.build.cancel()
 
     @event_priority(50)  # early: other plugins see the page with its blocks filled in
     def on_page_markdown(
@@ -294,7 +232,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     ) -> str:
         if not self.config.enabled:
             return markdown
-        from generator.memo import FilledPage, links_digest
+        from generator.build import PageSource
+        from generator.errors import InputError
+        from generator.memo import FilledPage
 
         def url_for(docs_path: str) -> str | None:
             target = files.get_file_from_path(docs_path)
@@ -307,26 +247,11 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                         f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
                         f"which is not in docs/ (fix: a docs path such as assets/site.css)"
                     )
-        if self.links is None:  # every page may link any file: their addresses are an input
-            self.links = links_digest((f.src_uri, f.url) for f in files)
-        memo_key = self.memo.page_key(page.file.src_uri, markdown, dict(page.meta), self.links)
-        filled: FilledPage | None = self.memo.page(memo_key)
-        if filled is None:
-            from generator.errors import InputError
-            from generator.pages import PageMacros, render_page
-
-            macros = PageMacros(
-                self._inputs(), src_path=page.file.src_uri, meta=dict(page.meta), url_for=url_for
-            )
-            try:
-                rendered = render_page(markdown, macros)
-            except InputError as error:
-                raise PluginError(f"Inside the Model: {error}") from None
-            except Exception as error:  # a Jinja syntax or name error in a page
-                raise PluginError(f"Inside the Model: docs/{page.file.src_uri}: {error}") from error
-            # A block may say what the page shows (the forward pass): its meta description.
-            filled = FilledPage(rendered, macros.meta.get("description"))
-            self.to_record.append((memo_key, filled))  # recorded at the end (_remember)
+        source = PageSource(page.file.src_uri, markdown, dict(page.meta), url_for)
+        try:
+            filled: FilledPage = self.build.fill(source, [(f.src_uri, f.url) for f in files])
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
         if filled.description is not None:
             page.meta["description"] = filled.description
         return filled.markdown
@@ -346,7 +271,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             from generator.render.katex import Typesetter
             from generator.store import Store
 
-            self.typesetter = Typesetter(self.made.katex_js, Store(self.settings.cache_dir))
+            katex_js = self.build.files().katex_js
+            self.typesetter = Typesetter(katex_js, Store(self.settings.cache_dir))
         from generator.render.page_html import for_readers
 
         depth = page.meta.get("toc_depth")  # e.g. the Sources page lists its repositories only
@@ -394,38 +320,10 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             self.typesetter.close()
             self.typesetter = None
 
-    def _remember(self) -> None:
-        """Record what this build made (filled pages, generated files, figures) under the
-        fingerprint taken in on_config, unless an input changed while the build ran (an edit
-        saved under `serve`, a `git checkout`): code, templates and pins are read after the
-        fingerprint, so the results may then come from other inputs than it describes, and a
-        later build of exactly those inputs would replay them."""
-        drawn, self.drawn = self.drawn, []
-        pages, self.to_record = self.to_record, []
-        if not (drawn or pages):
-            return  # everything was replayed
-        from generator.errors import InputError
-        from generator.log import log
-        from generator.memo import fingerprint
-
-        try:
-            unchanged = fingerprint(self.settings) == self.memo.fingerprint
-        except InputError:  # e.g. GPT-2's files went away mid-build
-            unchanged = False
-        if not unchanged:
-            log.info("Inside the Model: inputs changed during the build; nothing is memoized")
-            return
-        for job in drawn:
-            job.keep()
-        if drawn:
-            self.memo.record_files(self.made)
-        for key, filled in pages:
-            self.memo.record_page(key, filled)
-
     @event_priority(-50)  # after the search plugin has written its index
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._close_typesetter()
-        self._remember()
+        self.build.record()
         self._prune_cache()
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():

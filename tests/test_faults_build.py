@@ -127,17 +127,45 @@ ROUNDS = {
 }
 
 
-@pytest.mark.parametrize("round_", list(ROUNDS))
-def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(built_site, tmp_path, round_):
-    """Every kind of damage to a warm cache: a warning, a rebuild, the same bytes published."""
+def _copy_cache(source: Path, target: Path) -> Path:
+    """A copy of a cache with its signing key and without its memo entries, so a build takes
+    the cold path and reads the figures, typeset pages, excerpts and archives themselves."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("memo_*"))
+    shutil.copy2(source.with_name(source.name + ".key"), target.with_name(target.name + ".key"))
+    return target
+
+
+@pytest.fixture(scope="module")
+def read_cache(built_site, tmp_path_factory) -> tuple[Path, float]:
+    """A cache this very build has just read, and when that build started: the shared .cache/
+    holds entries of other tests' builds too, and prunes what recent builds did not use."""
     from tests.conftest import TEST_SITE_URL
 
-    cache = tmp_path / "cache"
-    shutil.copytree(ROOT / ".cache", cache)
+    folder = tmp_path_factory.mktemp("read-cache")
+    cache = _copy_cache(ROOT / ".cache", folder / "cache")
+    started = time.time()
+    result = mkdocs_build(folder / "site", ITM_CACHE_DIR=str(cache), SITE_URL=TEST_SITE_URL)
+    assert result.returncode == 0, result.stderr
+    return cache, started
+
+
+@pytest.mark.parametrize("round_", list(ROUNDS))
+def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(
+    built_site, read_cache, tmp_path, round_
+):
+    """Every kind of damage to the entries a build reads: a warning, a rebuild, the same bytes."""
+    from tests.conftest import TEST_SITE_URL
+
+    source, started = read_cache
+    cache = _copy_cache(source, tmp_path / "cache")
     for case in ROUNDS[round_]:
         folder, tamper = TAMPER[case]
-        files = sorted(p for p in (cache / folder).rglob("*") if p.is_file())
-        assert files, f"nothing cached under {folder}"
+        files = sorted(
+            p
+            for p in (cache / folder).rglob("*")
+            if p.is_file() and (source / p.relative_to(cache)).stat().st_mtime >= started
+        )
+        assert files, f"nothing the build read is cached under {folder}"
         tamper(files)
     result = mkdocs_build(tmp_path / "site", ITM_CACHE_DIR=str(cache), SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, result.stderr

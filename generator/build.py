@@ -1,0 +1,168 @@
+"""The build core: a site's generated files and filled pages from its settings, with no MkDocs.
+
+    build = SiteBuild.start(settings)       # fingerprint; on a miss, load and check every input
+    made = build.files()                     # generated files (KaTeX, LaTeX tables, features')
+    build.late_paths()                       # figures being drawn in workers meanwhile
+    filled = build.fill(page)                # a page's {{ macro() }} calls filled (or replayed)
+    build.figures()                          # the figures' bytes, once they are needed
+    build.record()                           # remember it all under the fingerprint
+    build.cancel()                           # on failure: stop the workers
+
+The MkDocs plugin (generator/plugin.py) adapts these calls to its events; `itm expand`
+(generator/expand.py) calls them directly to write the expanded docs tree that plain MkDocs,
+ProperDocs or another engine builds. Either way a page's markdown is filled from the same memo
+(generator/memo.py), and a bad input stops `start()` before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.drawing import Drawing, Figure
+from generator.errors import InputError
+from generator.inputs import BuildInputs
+from generator.log import log
+from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
+from generator.settings import Settings
+
+UrlFor = Callable[[str], "str | None"]  # a docs path -> its address relative to the page
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """One docs page as the generator reads it."""
+
+    src_uri: str  # "components/attention.md"
+    markdown: str  # without its front matter
+    meta: Mapping[Any, Any]  # its front matter (YAML keys need not be strings)
+    url_for: UrlFor  # addresses of other docs files, relative to this page
+
+
+@dataclass
+class SiteBuild:
+    """One build's generator state: what the memo replays and what this build makes."""
+
+    settings: Settings
+    memo: BuildMemo
+    made: MadeFiles | None  # the generated files, once known (replayed or made)
+    site: BuildInputs | None = None  # loaded only when something is not memoized
+    drawings: list[Drawing] = field(default_factory=list)  # figures drawn by workers
+    drawn: list[Drawing] = field(default_factory=list)  # finished, to keep at the end
+    to_record: list[tuple[str, FilledPage]] = field(default_factory=list)
+    links: str | None = None  # links_digest of the build's files, set by the first page
+
+    @classmethod
+    def start(cls, settings: Settings) -> SiteBuild:
+        """Fingerprint the inputs; on a miss start drawing the charts and load every input now,
+        so a bad pin stops the build before any output (InputError)."""
+        memo = BuildMemo.open(settings)
+        build = cls(settings=settings, memo=memo, made=memo.files())
+        if build.made is None:
+            from generator.charts import chart_figures
+
+            build.drawings.append(build._drawing(chart_figures()))  # drawn during the fetches
+            build.inputs()
+        return build
+
+    def _drawing(self, figures: list[Figure]) -> Drawing:
+        return Drawing(figures, self.settings.cache_dir, stall=self.settings.draw_timeout)
+
+    def inputs(self) -> BuildInputs:
+        """The build's checked inputs, loaded on first need."""
+        if self.site is None:
+            self.site = BuildInputs.load(self.settings)
+        return self.site
+
+    def files(self) -> MadeFiles:
+        """Every generated file but the figures being drawn (late_paths): replayed from the memo,
+        or made now (and the features' figures started)."""
+        if self.made is None:
+            from generator.features import load_features
+            from generator.pages import latex_tables
+
+            site = self.inputs()
+            generated = {**site.generated, **latex_tables()}
+            figures: list[Figure] = []
+            for feature in load_features():
+                if hasattr(feature, "files"):
+                    generated.update(feature.files(site))
+                if hasattr(feature, "figures"):
+                    figures += feature.figures(site)
+            self.made = MadeFiles(files=generated, katex_js=site.katex_js)
+            self.drawings.append(self._drawing(figures))
+        return self.made
+
+    def late_paths(self) -> list[str]:
+        """Site paths of the figures still being drawn (their bytes come from `figures()`)."""
+        return [path for drawing in self.drawings for path in drawing.paths]
+
+    def figures(self) -> dict[str, bytes]:
+        """The drawn figures by site path (waits for the workers); the memo's files include them
+        from now on. DrawingError (an InputError) when a figure cannot be drawn."""
+        drawn: dict[str, bytes] = {}
+        for drawing in self.drawings:
+            drawn.update(drawing.files(keep=False))  # kept at the end, as the memo is (record)
+        self.drawn, self.drawings = self.drawings, []
+        made = self.files()
+        self.made = MadeFiles(files={**made.files, **drawn}, katex_js=made.katex_js)
+        return drawn
+
+    def fill(self, page: PageSource, all_files: list[tuple[str, str]]) -> FilledPage:
+        """The page with its {{ macro() }} calls filled: replayed from the memo when its text,
+        front matter and every file's address are unchanged, else rendered (and recorded at the
+        end). `all_files`: (docs path, address) of every file a page may link."""
+        from generator.memo import links_digest
+
+        if self.links is None:  # every page may link any file: their addresses are an input
+            self.links = links_digest(all_files)
+        key = self.memo.page_key(page.src_uri, page.markdown, page.meta, self.links)
+        filled = self.memo.page(key)
+        if filled is not None:
+            return filled
+        from generator.pages import PageMacros, render_page
+
+        macros = PageMacros(
+            self.inputs(), src_path=page.src_uri, meta=dict(page.meta), url_for=page.url_for
+        )
+        try:
+            rendered = render_page(page.markdown, macros)
+        except InputError:
+            raise
+        except Exception as error:  # a Jinja syntax, name or sandbox error in the page
+            raise InputError(f"{error}", file=f"docs/{page.src_uri}") from error
+        # A block may say what the page shows (the forward pass): its meta description.
+        filled = FilledPage(rendered, macros.meta.get("description"))
+        self.to_record.append((key, filled))
+        return filled
+
+    def record(self) -> None:
+        """Record what this build made (filled pages, generated files, figures) under the
+        fingerprint taken at the start, unless an input changed while it ran (an edit saved under
+        `serve`, a `git checkout`): code, templates and pins are read after the fingerprint, so
+        the results may come from other inputs than it describes, and a later build of exactly
+        those inputs would replay them."""
+        drawn, self.drawn = self.drawn, []
+        pages, self.to_record = self.to_record, []
+        if not (drawn or pages):
+            return  # everything was replayed
+        try:
+            unchanged = fingerprint(self.settings) == self.memo.fingerprint
+        except InputError:  # e.g. GPT-2's files went away mid-build
+            unchanged = False
+        if not unchanged:
+            log.info("Inside the Model: inputs changed during the build; nothing is memoized")
+            return
+        for drawing in drawn:
+            drawing.keep()
+        if drawn and self.made is not None:
+            self.memo.record_files(self.made)
+        for key, filled in pages:
+            self.memo.record_page(key, filled)
+
+    def cancel(self) -> None:
+        """Stop the workers (the build failed or was interrupted)."""
+        for drawing in self.drawings:
+            drawing.cancel()
+        self.drawings = []
