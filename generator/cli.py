@@ -12,6 +12,7 @@ COMMAND_MODULES = (
     "generator.accounting_cli",
     "generator.sources.commands",
     "generator.forward.commands",
+    "generator.expand",
 )
 
 

@@ -1,0 +1,101 @@
+"""`itm expand`: the expanded docs tree builds the same site with plain MkDocs + Material and with
+ProperDocs, without this project's plugin: the same pages with the same words and numbers, the
+same generated files, and the math typeset in the browser by the pinned KaTeX."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from tests.site_helpers import ROOT, build_env, serve
+
+pytestmark = pytest.mark.slow
+GENERATOR_TAG = re.compile(rb'<meta name="generator" content="[^"]*">')
+
+
+@pytest.fixture(scope="module")
+def expanded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.conftest import TEST_SITE_URL
+
+    out = tmp_path_factory.mktemp("expanded") / "tree"
+    done = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "expand", str(out)],
+        cwd=ROOT,
+        env=build_env(SITE_URL=TEST_SITE_URL),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "itm" not in (out / "mkdocs.yml").read_text().split("plugins:")[1].split("\n- ")[1]
+    return out
+
+
+def build_with(tool: str, tree: Path, site: Path) -> None:
+    from tests.conftest import TEST_SITE_URL
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name(tool)), "build", "-q", "--site-dir", str(site)],
+        cwd=tree,
+        env=build_env(SITE_URL=TEST_SITE_URL),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def article_text(page: Path) -> str:
+    """A page's article as a reader reads it, with the math left out (typeset at build time in
+    the site, in the browser in the expanded build)."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.find("article")
+    assert article is not None, page
+    for math in article.select(".arithmatex"):
+        math.decompose()
+    return " ".join(article.get_text(" ").split())
+
+
+def test_plain_mkdocs_and_properdocs_build_the_same_site_from_the_expanded_tree(
+    built_site: Path, expanded: Path, tmp_path: Path
+) -> None:
+    build_with("mkdocs", expanded, tmp_path / "mkdocs")
+    build_with("properdocs", expanded, tmp_path / "properdocs")
+    pages = sorted(p.relative_to(built_site) for p in built_site.rglob("*.html"))
+    assert pages == sorted(
+        p.relative_to(tmp_path / "mkdocs") for p in (tmp_path / "mkdocs").rglob("*.html")
+    )
+    for page in pages:
+        assert article_text(tmp_path / "mkdocs" / page) == article_text(built_site / page), page
+        ours = GENERATOR_TAG.sub(b"", (tmp_path / "mkdocs" / page).read_bytes())
+        assert ours == GENERATOR_TAG.sub(b"", (tmp_path / "properdocs" / page).read_bytes()), page
+    # the generated files the pages load: byte for byte the site's
+    for kind in ("figures", "tables", "forward", "walkthrough"):
+        for path in (built_site / kind).rglob("*"):
+            if path.is_file() and path.suffix != ".html":  # pages were compared above
+                relative = path.relative_to(built_site)
+                assert (tmp_path / "mkdocs" / relative).read_bytes() == path.read_bytes(), relative
+
+
+@pytest.mark.browser
+def test_the_expanded_site_typesets_its_math_in_the_browser(
+    expanded: Path, tmp_path: Path, browser
+) -> None:
+    build_with("mkdocs", expanded, tmp_path / "site")
+    with serve(tmp_path / "site") as url:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{url}components/attention/")
+        page.wait_for_selector(".arithmatex .katex")
+        raw = page.evaluate(
+            "[...document.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('.katex')).length"
+        )
+        lit = page.locator(".arithmatex [data-light]").count()
+        page.close()
+    assert errors == [] and raw == 0 and lit > 0
