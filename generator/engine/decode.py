@@ -14,35 +14,18 @@ j <= ns - nd + i, i.e. every cached position and the new ones up to itself.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from generator.config import ModelConfig
-from generator.engine.layers import (
-    Weights,
-    cast,
-    check_config,
-    layer_norm,
-    linear,
-    mlp,
-    softmax,
-    sub_weights,
-)
-from generator.errors import InputError
-
-
-def empty_cache(cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> np.ndarray:
-    """A cache holding no positions yet: [n_layer, 2, n_head, 0, d_head]."""
-    return np.zeros((cfg.n_layer, 2, cfg.n_head, 0, cfg.d_head), dtype=dtype)
-
-
-def causal_mask(nd: int, ns: int) -> np.ndarray:
-    """[nd, ns] booleans: row i (the i-th new token) may see column j iff j <= ns - nd + i."""
-    i = np.arange(nd)[:, None]  # [nd, 1]
-    j = np.arange(ns)[None, :]  # [1, ns]
-    return j <= i + (ns - nd)  # gpt-2: m = i >= j - ns + nd
+from generator.engine.layers import Weights, cast, layer_norm, linear, mlp, sub_weights
+from generator.models.cache import check_cache
+from generator.models.cache import empty_cache as empty_cache
+from generator.models.checkpoint import check_token_ids, check_weights
+from generator.models.gpt2.tensors import weight_shapes
+from generator.models.ops import causal_attention
+from generator.models.ops import causal_mask as causal_mask
 
 
 @dataclass
@@ -74,11 +57,7 @@ def attention_step(
     present = np.stack([k, v])  # [2, h, nd, dh]: gpt-2's tf.stack([k, v], axis=1)
     k = np.concatenate([past[0], k], axis=1)  # [h, ns, dh]: cached keys first
     v = np.concatenate([past[1], v], axis=1)  # [h, ns, dh]
-    ns = k.shape[1]
-    scores = q @ k.transpose(0, 2, 1) / math.sqrt(dh)  # [h, nd, dh] @ [h, dh, ns] -> [h, nd, ns]
-    scores = np.where(causal_mask(nd, ns), scores, -np.inf)  # [h, nd, ns]
-    weights = softmax(scores, axis=-1)  # [h, nd, ns]
-    heads = weights @ v  # [h, nd, ns] @ [h, ns, dh] -> [h, nd, dh]
+    heads, scores, weights = causal_attention(q, k, v)  # [h, nd, dh], [h, nd, ns] × 2
     merged = heads.transpose(1, 0, 2).reshape(nd, d)  # [nd, d]
     out = linear(merged, w["c_proj.weight"], w.get("c_proj.bias"))  # [nd, d]
     return out, present, scores, weights
@@ -101,9 +80,10 @@ def decode_step(
     float64) when only the logits and the cache are wanted, as in sampling.generate.
     """
     token_ids = np.asarray(token_ids, dtype=np.int64)
-    check_config(cfg, token_ids)
+    check_token_ids(cfg, token_ids)
+    check_weights(weights, cfg, weight_shapes(cfg))
     cache = empty_cache(cfg, dtype) if cache is None else np.asarray(cache, dtype=dtype)
-    _check_cache(cfg, cache, token_ids.shape[0])
+    check_cache(cfg, cache, token_ids.shape[0])
     w = cast(weights, dtype)
     past_length = cache.shape[3]
     nd = token_ids.shape[0]
@@ -137,22 +117,3 @@ def decode_step(
         scores=attn_scores,
         weights=attn_weights,
     )
-
-
-def _check_cache(cfg: ModelConfig, cache: np.ndarray, nd: int) -> None:
-    want = (cfg.n_layer, 2, cfg.n_head, cache.shape[3] if cache.ndim == 5 else 0, cfg.d_head)
-    if cache.shape != want:
-        raise InputError(
-            f"cache shape {list(cache.shape)}; {cfg.name} needs "
-            "[n_layer, 2, n_head, positions, d_head] = "
-            f"[{cfg.n_layer}, 2, {cfg.n_head}, positions, {cfg.d_head}]",
-            entry="cache",
-            fix="pass the cache a previous decode_step returned (or None to start)",
-        )
-    if cache.shape[3] + nd > cfg.n_ctx:
-        raise InputError(
-            f"{cache.shape[3]} cached + {nd} new positions exceed {cfg.name}'s context of "
-            f"{cfg.n_ctx}",
-            entry="token_ids",
-            fix=f"keep cached + new tokens within {cfg.n_ctx} (start again from a shorter prefix)",
-        )

@@ -22,7 +22,6 @@ from generator.engine.layers import (
     StepTrace,
     Weights,
     cast,
-    check_config,
     embed,
     layer_norm,
     mlp,
@@ -30,6 +29,8 @@ from generator.engine.layers import (
     sub_weights,
     unembed,
 )
+from generator.models.checkpoint import check_token_ids, check_weights
+from generator.models.gpt2.tensors import weight_shapes
 
 
 @dataclass
@@ -113,7 +114,8 @@ def forward(
     if keep not in KEEPS:
         raise ValueError(f"keep must be one of {KEEPS}, not {keep!r}")
     token_ids = np.asarray(token_ids, dtype=np.int64)
-    check_config(cfg, token_ids)
+    check_token_ids(cfg, token_ids)
+    check_weights(weights, cfg, weight_shapes(cfg))  # a missing tensor is an error, never a zero
     w = cast(weights, dtype)
 
     x, embed_trace = embed(w, token_ids)  # [T, d]
@@ -148,6 +150,7 @@ def forward_from(
     """
     if not 0 <= start <= cfg.n_layer:
         raise ValueError(f"start must be a block index 0 … {cfg.n_layer}, not {start}")
+    check_weights(weights, cfg, weight_shapes(cfg))
     w = cast(weights, dtype)
     x = np.asarray(x, dtype=dtype)
     for i in range(start, cfg.n_layer):

@@ -22,8 +22,9 @@ import numpy as np
 
 from generator.config import ModelConfig
 from generator.engine.layers import Weights
-from generator.engine.weights import weight_shapes
 from generator.errors import InputError
+from generator.models.checkpoint import check_shapes
+from generator.models.gpt2.tensors import weight_shapes
 
 # safetensors dtype -> numpy dtype as stored (little-endian). BF16 is read as raw bits.
 FLOAT_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}
@@ -71,52 +72,29 @@ def parse_safetensors(
     tensors = _tensor_entries(header, where)
 
     expected = weight_shapes(cfg)
-    found: dict[str, np.ndarray] = {}
-    lm_head: np.ndarray | None = None
+    shapes: dict[str, tuple[int, ...]] = {}  # by engine name, in the file's order
+    stored_as: dict[str, str] = {}
     for stored_name, entry in tensors.items():
         name = stored_name.removeprefix(PREFIX)
         if BUFFERS.match(name):
             continue
-        if name != "lm_head.weight" and name not in expected:
-            raise InputError(
-                f"unexpected tensor: {cfg.name} ({cfg.label}) has no tensor {name!r}",
-                file=where,
-                entry=stored_name,
-                fix=_size_hint(tensors, cfg),
-            )
-        if name in found:
+        if name in shapes:
             raise InputError(
                 "tensor stored twice (with and without the 'transformer.' prefix)",
                 file=where,
                 entry=stored_name,
                 fix="keep one copy of each tensor",
             )
-        shape = tuple(entry["shape"])
-        want = expected.get(name, (cfg.vocab_size, cfg.d_model))
-        if shape != want:
-            raise InputError(
-                f"shape {list(shape)}, expected {list(want)} for {cfg.name} ({cfg.label})",
-                file=where,
-                entry=stored_name,
-                fix=_shape_hint(shape, want, tensors, cfg),
-            )
-        array = _read(entry, data, stored_name, where)
-        if name == "lm_head.weight":
-            lm_head = array
-        else:
-            found[name] = array
-
-    missing = [name for name in expected if name not in found]
-    if missing:
-        listed = ", ".join(missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        )
-        raise InputError(
-            f"missing {len(missing)} tensor(s): {listed}",
-            file=where,
-            entry=missing[0],
-            fix=_size_hint(tensors, cfg),
-        )
+        shapes[name] = tuple(entry["shape"])
+        stored_as[name] = stored_name
+    # GPT-2 ties lm_head to wte: a file may keep a copy of wte under that name (checked below).
+    if "lm_head.weight" in shapes:
+        expected_here = {**expected, "lm_head.weight": (cfg.vocab_size, cfg.d_model)}
+    else:
+        expected_here = expected
+    check_shapes(shapes, cfg, expected_here, file=where)
+    found = {name: _read(tensors[stored_as[name]], data, stored_as[name], where) for name in shapes}
+    lm_head = found.pop("lm_head.weight", None)
     if lm_head is not None and not np.array_equal(lm_head, found["wte.weight"]):
         raise InputError(
             "lm_head.weight differs from wte.weight; GPT-2 ties them and the engine uses wte",
@@ -253,26 +231,3 @@ def _read(entry: dict, data: np.ndarray, name: str, where: str) -> np.ndarray:
     if dtype == "BF16":  # bfloat16 is the top half of a float32
         return (array.astype(np.uint32) << 16).view(np.float32)
     return np.array(array, dtype=np.float64 if dtype == "F64" else np.float32)  # a copy
-
-
-def _size_hint(tensors: dict[str, dict], cfg: ModelConfig) -> str:
-    """Suggest the model size whose layer count and width match the file."""
-    layers = {int(m.group(1)) for name in tensors if (m := re.search(r"\bh\.(\d+)\.", name))}
-    wte = tensors.get("wte.weight") or tensors.get(PREFIX + "wte.weight")
-    width = wte["shape"][-1] if wte and wte.get("shape") else None
-    found = f"the file has {len(layers)} block(s)" + (f" of width {width}" if width else "")
-    want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}"
-    if not cfg.bias:
-        want += ", without projection biases"
-    return f"pick the --model that matches the checkpoint ({found}; {want})"
-
-
-def _shape_hint(
-    shape: tuple[int, ...], want: tuple[int, ...], tensors: dict[str, dict], cfg: ModelConfig
-) -> str:
-    if len(shape) == 2 and shape[::-1] == want:
-        return (
-            "this is torch.nn.Linear's [out, in] layout; GPT-2's Conv1D stores [in, out]: "
-            "transpose the matrix"
-        )
-    return _size_hint(tensors, cfg)

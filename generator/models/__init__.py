@@ -1,0 +1,46 @@
+"""The model families, registered: each is one folder of generator/models/ and one line below.
+
+    config.py      ModelConfig: one class for every family's sizes
+    family.py      Family: a family's sizes, checkpoint tensors and forward pass
+    ops.py         the numpy ops every engine shares (norms, activations, RoPE, attention)
+    checkpoint.py  a weight dict checked against a size's tensors; token ids checked
+    cache.py       the KV cache layout the decoders share
+    <family>/      sizes.py, tensors.py, its engine; its __init__.py makes FAMILY
+
+Importing this package imports no numpy (generator.config imports it on every build).
+"""
+
+from __future__ import annotations
+
+from generator.errors import InputError
+from generator.models import gpt2, llama
+from generator.models.config import ModelConfig
+from generator.models.family import Family
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        gpt2.FAMILY,
+        llama.FAMILY,
+    )
+}
+
+
+def get_family(name: str) -> Family:
+    """The family called `name`; an InputError listing the families otherwise."""
+    if name not in FAMILIES:
+        raise InputError(
+            f"unknown model family {name!r}", entry=name, fix=f"use one of: {', '.join(FAMILIES)}"
+        )
+    return FAMILIES[name]
+
+
+def get_size(name: str) -> ModelConfig:
+    """The size called `name` in any family; an InputError listing every size otherwise."""
+    for family in FAMILIES.values():
+        if name in family.sizes:
+            return family.sizes[name]
+    every = [size for family in FAMILIES.values() for size in family.sizes]
+    raise InputError(
+        f"unknown model size {name!r}", entry=name, fix=f"use one of: {', '.join(every)}"
+    )

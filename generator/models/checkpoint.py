@@ -1,0 +1,118 @@
+"""What enters an engine, checked: a weight dict against the size's tensors, and token ids.
+
+A family's tensors module says which tensors a size has and their shapes (`weight_shapes(cfg)`);
+check_weights compares a weight dict (or a checkpoint's header: names and shapes) with it. A
+missing tensor, an extra one or a wrong shape is an InputError naming the family, the size, the
+tensor and the fix: an engine never runs on a dict it would have to fill in (a missing bias read
+as zero shifts every logit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+from generator.errors import InputError
+from generator.models.config import ModelConfig
+
+Weights = dict[str, np.ndarray]
+Shapes = Mapping[str, tuple[int, ...]]
+LAYER_INDEX = re.compile(r"(?:^|\.)(\d+)\.")  # "h.3." (GPT-2), "model.layers.3." (Llama)
+
+
+def check_weights(
+    weights: Mapping[str, np.ndarray],
+    cfg: ModelConfig,
+    expected: Shapes,
+    *,
+    file: str | None = None,
+) -> None:
+    """Every tensor of `expected` is in weights with its shape, and no other is."""
+    check_shapes(
+        {name: tuple(np.shape(value)) for name, value in weights.items()}, cfg, expected, file=file
+    )
+
+
+def check_shapes(
+    found: Shapes, cfg: ModelConfig, expected: Shapes, *, file: str | None = None
+) -> None:
+    """The same check on names and shapes alone (a checkpoint's header, before reading it)."""
+    size = f"{cfg.family} size {cfg.name!r} ({cfg.label})"
+    for name, shape in found.items():
+        if name not in expected:
+            raise InputError(
+                f"unexpected tensor: {size} has no tensor {name!r}",
+                file=file,
+                entry=name,
+                fix=size_hint(found, cfg, expected),
+            )
+        want = tuple(expected[name])
+        if tuple(shape) != want:
+            raise InputError(
+                f"shape {list(shape)}, expected {list(want)} for {size}",
+                file=file,
+                entry=name,
+                fix=shape_hint(tuple(shape), want, found, cfg, expected),
+            )
+    missing = [name for name in expected if name not in found]
+    if missing:
+        listed = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        raise InputError(
+            f"missing {len(missing)} tensor(s) of {size}: {listed}",
+            file=file,
+            entry=missing[0],
+            fix=size_hint(found, cfg, expected),
+        )
+
+
+def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str:
+    """Suggest the size whose layer count and width match the tensors found."""
+    layers = {int(m.group(1)) for name in found if (m := LAYER_INDEX.search(name))}
+    embedding = next(iter(expected))  # both families list the token embedding first
+    width = found[embedding][-1] if found.get(embedding) else None
+    have = f"the weights have {len(layers)} block(s)" + (f" of width {width}" if width else "")
+    want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}"
+    if not cfg.bias:
+        want += ", without projection biases"
+    return f"pick the model size that matches the weights ({have}; {want})"
+
+
+def shape_hint(
+    shape: tuple[int, ...], want: tuple[int, ...], found: Shapes, cfg: ModelConfig, expected: Shapes
+) -> str:
+    if len(shape) == 2 and shape[::-1] == want:
+        return (
+            f"the matrix is stored transposed: {cfg.family} keeps it as {list(want)}; transpose it"
+        )
+    return size_hint(found, cfg, expected)
+
+
+def cast(w: Mapping[str, np.ndarray], dtype: np.dtype | type) -> Weights:
+    """The same tensors as `dtype` (no copy when they already are)."""
+    return {name: np.asarray(value, dtype=dtype) for name, value in w.items()}
+
+
+def sub_weights(w: Mapping[str, np.ndarray], prefix: str) -> Weights:
+    """The tensors under `prefix` ("h.0.attn."), with the prefix stripped ("c_attn.weight")."""
+    return {name[len(prefix) :]: value for name, value in w.items() if name.startswith(prefix)}
+
+
+def check_token_ids(cfg: ModelConfig, token_ids: np.ndarray) -> None:
+    """Token ids must be a 1-D sequence of valid ids, no longer than the context."""
+    problem = None
+    if token_ids.ndim != 1:
+        problem = f"token ids must be one sequence [T], got shape {list(token_ids.shape)}"
+    elif not 1 <= token_ids.shape[0] <= cfg.n_ctx:
+        problem = f"{token_ids.shape[0]} tokens; {cfg.name} reads 1 to {cfg.n_ctx}"
+    elif token_ids.min() < 0 or token_ids.max() >= cfg.vocab_size:
+        problem = f"token ids outside [0, {cfg.vocab_size}) for {cfg.name}"
+    if problem:
+        raise InputError(
+            problem,
+            entry="token_ids",
+            fix=f"pass 1 to {cfg.n_ctx} ids, each in [0, {cfg.vocab_size})",
+        )

@@ -1,0 +1,45 @@
+"""What a model family gives the rest of the generator: its sizes, its tensors, its forward pass.
+
+Each family folder (generator/models/<family>/) makes one `Family` in its __init__.py, and
+generator/models/__init__.py registers it. Importing a family imports no numpy: its engine is
+imported when its forward pass first runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from generator.models.config import ModelConfig
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Shapes = dict[str, tuple[int, ...]]
+# forward(weights, cfg, token_ids [T], dtype) -> logits [T, V]
+Forward = Callable[
+    [Mapping[str, "np.ndarray"], ModelConfig, "np.ndarray", "np.dtype | type"], "np.ndarray"
+]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # "llama": the `family` of each of its sizes
+    label: str  # "Llama": the name a page prints
+    sizes: Mapping[str, ModelConfig]  # by name, smallest first
+    weight_shapes: Callable[[ModelConfig], Shapes]  # each checkpoint tensor's name and shape
+    forward: Forward  # the numpy engine's logits
+
+    def __post_init__(self) -> None:
+        for name, cfg in self.sizes.items():
+            if (cfg.name, cfg.family) != (name, self.name):
+                raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
+
+    def check_weights(
+        self, weights: Mapping[str, np.ndarray], cfg: ModelConfig, *, file: str | None = None
+    ) -> None:
+        """An InputError unless weights hold exactly cfg's tensors, each with its shape."""
+        from generator.models.checkpoint import check_weights
+
+        check_weights(weights, cfg, self.weight_shapes(cfg), file=file)
