@@ -112,6 +112,7 @@ def build_path_rows() -> list[tuple[str, str]]:
     from generator import accounting as acc
     from generator.config import CONFIGS, SIZES, TOY
     from generator.engine import forward, toy_token_ids, toy_weights
+    from generator.render.numbers import row_tex, row_text
 
     _, t_toy = timed(lambda: forward(toy_weights(TOY), TOY, toy_token_ids(TOY)))
     rows.append(("toy weights + full traced forward (5 tokens)", f"{t_toy * 1000:.1f} ms"))
@@ -121,7 +122,7 @@ def build_path_rows() -> list[tuple[str, str]]:
             cfg = CONFIGS[name]
             for component in acc.COMPONENTS:
                 for row in acc.param_rows(cfg, component) + acc.flop_rows(cfg, component):
-                    row.text(), row.tex(), row.value
+                    row_text(row), row_tex(row), row.value
                 acc.params_total(cfg, component), acc.flops_per_token(cfg, component)
             acc.model_summary(cfg)
 

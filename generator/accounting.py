@@ -1,18 +1,22 @@
 """Exact parameter and FLOP accounting per component, as rows (label, formula, value).
 
-Pages, LaTeX tables and the `itm numbers` CLI all print these rows, so a number on the site is
-always the value of a formula shown next to it. Nothing here imports torch or numpy.
+Each model family gives its own rows (generator/models/<family>/accounting.py); this module
+checks the component and the context, dispatches on the config's family, and derives what every
+family shares: totals, the whole model's summary, the KV cache, decoding and training. Pages,
+LaTeX tables and the `itm numbers` CLI all print these rows, so a number on the site is always
+the value of a formula shown next to it. Nothing here imports torch, numpy or the renderers.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from generator.components import COMPONENTS as REGISTRY
 from generator.config import ModelConfig
 from generator.errors import InputError
-from generator.render.numbers import fmt_int, tex_int
+from generator.models import get_family
+from generator.models.rows import Row, prefixed, total, with_bias
+from generator.render.numbers import fmt_int  # only in labels ("Values for 1,024 tokens")
+
+__all__ = ["Row", "prefixed", "with_bias"]  # the rows' type, for the modules that print them
 
 FLOP_CONVENTION: str = (
     "FLOPs are counted for the forward pass, per token, for a sequence of n_ctx tokens. "
@@ -36,45 +40,20 @@ KAPLAN_NOTE: str = (
     "0.14% for GPT-2 small, 0.07% for GPT-2 XL."
 )
 
-# The one component registry is generator.components; the accounting keys on its keys.
+# GPT-2's component registry is generator.components; each family's accounting keys on its keys.
 COMPONENTS: tuple[str, ...] = tuple(c.key for c in REGISTRY)
 LABELS: dict[str, str] = {c.key: c.title for c in REGISTRY}
 
-PER_BLOCK = ("ln1", "attention", "ln2", "mlp", "block")
 ATTENTION_GRID = ("scores", "weighted_sum")  # the attention rows that grow with T (T×T matmuls)
 
 
-@dataclass(frozen=True)
-class Row:
-    """One line of a table: a label and a sum of products whose value is the row's number.
-
-    `key` is stable (code finds rows by it; GPT-2's module names where there is one), `label`
-    is for readers and may be reworded freely.
-    """
-
-    key: str  # "c_attn"; in a block's rows prefixed by the module: "attn.c_attn"
-    label: str  # "Fused Q, K, V projection"
-    terms: tuple[tuple[int, ...], ...]  # ((768, 2304), (2304,)) means 768 × 2,304 + 2,304
-
-    @property
-    def value(self) -> int:
-        return sum(math.prod(term) for term in self.terms)
-
-    def text(self) -> str:
-        """Plain text: "768 × 2,304 + 2,304"."""
-        return " + ".join(" × ".join(fmt_int(f) for f in term) for term in self.terms) or "0"
-
-    def tex(self) -> str:
-        """LaTeX (math mode): "768 \\times 2{,}304 + 2{,}304"."""
-        return " + ".join(" \\times ".join(tex_int(f) for f in term) for term in self.terms) or "0"
-
-
-def _check(component: str) -> None:
-    if component not in COMPONENTS:
+def _check(cfg: ModelConfig, component: str) -> None:
+    keys = get_family(cfg.family).components
+    if component not in keys:
         raise InputError(
             f"unknown component {component!r}",
             entry=component,
-            fix=f"use one of: {', '.join(COMPONENTS)}",
+            fix=f"use one of: {', '.join(keys)}",
         )
 
 
@@ -84,84 +63,36 @@ def _context(cfg: ModelConfig, n_ctx: int | None) -> int:
         raise InputError(
             f"context length {n_ctx} is outside 1..{cfg.n_ctx} for {cfg.name}",
             entry=str(n_ctx),
-            fix=f"pass a context between 1 and {cfg.n_ctx} (the rows of its position embedding)",
+            fix=f"pass a context between 1 and {cfg.n_ctx} (the longest the model reads)",
         )
     return n_ctx
-
-
-def _with_bias(cfg: ModelConfig, matrix: tuple[int, int]) -> tuple[tuple[int, ...], ...]:
-    """A projection's parameters: in × out, plus out when the model has biases."""
-    return (matrix, (matrix[1],)) if cfg.bias else (matrix,)
-
-
-def _prefixed(prefix: str, rows: list[Row], *, label: bool = True) -> list[Row]:
-    """rows with `prefix.` on their keys (and `prefix ` on their labels, when `label`)."""
-    return [
-        Row(
-            f"{prefix}.{row.key}",
-            f"{prefix} {row.label[0].lower()}{row.label[1:]}" if label else row.label,
-            row.terms,
-        )
-        for row in rows
-    ]
 
 
 # --- parameters -------------------------------------------------------------------------------
 
 
-def param_rows(cfg: ModelConfig, component: str, *, tied: bool = True) -> list[Row]:
+def param_rows(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> list[Row]:
     """The learned tensors of one instance of `component`, one row each.
 
-    tied: the unembedding reuses wte (GPT-2) and adds no parameters; untied adds lm_head [d, V].
+    tied: whether the unembedding reuses the token embedding (no parameters of its own) or is a
+    separate lm_head [d, V]; by default what the model does (GPT-2 ties, Llama does not).
     """
-    _check(component)
-    d, V = cfg.d_model, cfg.vocab_size
-    if component == "wte":
-        return [Row("wte", "Token embedding table wte", ((V, d),))]
-    if component == "wpe":
-        return [Row("wpe", "Position embedding table wpe", ((cfg.n_ctx, d),))]
-    if component == "embed":
-        return []  # wte[ids] + wpe[:T] has no parameters of its own
-    if component in ("ln1", "ln2", "lnf"):
-        return [Row("g", "Gain γ", ((d,),)), Row("b", "Shift β", ((d,),))]
-    if component == "attention":
-        return [
-            Row("c_attn", "Fused Q, K, V projection", _with_bias(cfg, (d, 3 * d))),
-            Row("c_proj", "Attention output projection", _with_bias(cfg, (d, d))),
-        ]
-    if component == "mlp":
-        return [
-            Row("c_fc", "MLP expansion c_fc", _with_bias(cfg, (d, cfg.d_mlp))),
-            Row("c_proj", "MLP projection c_proj", _with_bias(cfg, (cfg.d_mlp, d))),
-        ]
-    if component == "block":
-        return (
-            _prefixed("ln_1", param_rows(cfg, "ln1"))
-            + _prefixed("attn", param_rows(cfg, "attention"), label=False)
-            + _prefixed("ln_2", param_rows(cfg, "ln2"))
-            + _prefixed("mlp", param_rows(cfg, "mlp"), label=False)
-        )
-    if component == "unembed":
-        return [] if tied else [Row("lm_head", "Unembedding lm_head (untied)", ((d, V),))]
-    # model
-    rows = param_rows(cfg, "wte") + param_rows(cfg, "wpe")
-    blocks = params_per_instance(cfg, "block")
-    rows.append(Row("h", "Transformer blocks", ((blocks, cfg.n_layer),)))
-    rows.append(Row("ln_f", "Final LayerNorm ln_f", ((d,), (d,))))
-    return rows + param_rows(cfg, "unembed", tied=tied)
+    _check(cfg, component)
+    tied = cfg.tied_embeddings if tied is None else tied
+    return get_family(cfg.family).param_rows(cfg, component, tied=tied)
 
 
-def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool = True) -> int:
-    return sum(row.value for row in param_rows(cfg, component, tied=tied))
+def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
+    return total(param_rows(cfg, component, tied=tied))
 
 
 def instances(cfg: ModelConfig, component: str) -> int:
     """How many copies the model has: n_layer for the parts of a block, 1 otherwise."""
-    _check(component)
-    return cfg.n_layer if component in PER_BLOCK else 1
+    _check(cfg, component)
+    return cfg.n_layer if component in get_family(cfg.family).per_block else 1
 
 
-def params_total(cfg: ModelConfig, component: str, *, tied: bool = True) -> int:
+def params_total(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
     return params_per_instance(cfg, component, tied=tied) * instances(cfg, component)
 
 
@@ -173,38 +104,13 @@ def flop_rows(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> lis
 
     n_ctx is the sequence length T (default: the model's context); only attention depends on it.
     """
-    _check(component)
-    T = _context(cfg, n_ctx)
-    d, h, dh, V = cfg.d_model, cfg.n_head, cfg.d_head, cfg.vocab_size
-    if component in ("wte", "wpe", "embed", "ln1", "ln2", "lnf"):
-        return []  # lookups and elementwise work only
-    if component == "attention":
-        return [
-            Row("c_attn", "Fused Q, K, V projection", ((2, d, 3 * d),)),
-            Row("scores", "Scores QKᵀ, all heads", ((2, h, T, dh),)),
-            Row("weighted_sum", "Weighted sum A·V, all heads", ((2, h, T, dh),)),
-            Row("c_proj", "Attention output projection", ((2, d, d),)),
-        ]
-    if component == "mlp":
-        return [
-            Row("c_fc", "MLP expansion c_fc", ((2, d, cfg.d_mlp),)),
-            Row("c_proj", "MLP projection c_proj", ((2, cfg.d_mlp, d),)),
-        ]
-    if component == "block":
-        attn, mlp = flop_rows(cfg, "attention", T), flop_rows(cfg, "mlp", T)
-        return _prefixed("attn", attn, label=False) + _prefixed("mlp", mlp, label=False)
-    if component == "unembed":
-        return [Row("logits", "Logits x · wteᵀ", ((2, d, V),))]
-    # model
-    return [
-        Row("h", "Transformer blocks", ((flops_per_token(cfg, "block", T), cfg.n_layer),)),
-        Row("logits", "Unembedding", ((2, d, V),)),
-    ]
+    _check(cfg, component)
+    return get_family(cfg.family).flop_rows(cfg, component, _context(cfg, n_ctx))
 
 
 def flops_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
     """Forward FLOPs per token of one instance (× instances() for the whole model's share)."""
-    return sum(row.value for row in flop_rows(cfg, component, n_ctx))
+    return total(flop_rows(cfg, component, n_ctx))
 
 
 def flops_total_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
@@ -215,7 +121,9 @@ def flops_total_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = 
 
 
 def kaplan_n(cfg: ModelConfig) -> int:
-    """Kaplan et al. (2020) Table 1: N ≈ 2·d_model·n_layer·(2·d_attn + d_ff)."""
+    """Kaplan et al. (2020) Table 1: N ≈ 2·d_model·n_layer·(2·d_attn + d_ff). Its attention has
+    four d_model × d_attn matrices and its MLP two: GPT-2's shape, not Llama's (block_weights is
+    the exact count for any family)."""
     return 2 * cfg.d_model * cfg.n_layer * (2 * cfg.d_attn + cfg.d_mlp)
 
 
@@ -225,21 +133,47 @@ def kaplan_c_forward(cfg: ModelConfig, n_ctx: int | None = None) -> int:
     return 2 * kaplan_n(cfg) + 2 * cfg.n_layer * T * cfg.d_attn
 
 
+def block_weights(cfg: ModelConfig) -> int:
+    """The weights of every block's matrices (no biases, norms or embeddings): the N whose
+    2N is the projections' and MLP's share of the forward FLOPs per token, in every family
+    (GPT-2's equals Kaplan's N; Llama's counts its narrower K and V and its three MLP matrices)."""
+    rows = param_rows(cfg, "block")
+    return cfg.n_layer * sum(
+        term[0] * term[1] for row in rows for term in row.terms if len(term) == 2
+    )
+
+
+def attention_grid_flops(cfg: ModelConfig, n_ctx: int | None = None) -> int:
+    """FLOPs per token of QKᵀ and A·V over the full T × T grid, every block: 4·n_layer·T·d_attn."""
+    T = _context(cfg, n_ctx)
+    grid = [r for r in flop_rows(cfg, "attention", T) if r.key in ATTENTION_GRID]
+    return cfg.n_layer * total(grid)
+
+
+def embedding_params(cfg: ModelConfig) -> int:
+    """The embedding tables' parameters: wte, and wpe where positions are learned."""
+    return sum(
+        params_total(cfg, key) for key in ("wte", "wpe") if key in get_family(cfg.family).components
+    )
+
+
 def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
     """The headline numbers of one model at context n_ctx (default: its full context)."""
     T = _context(cfg, n_ctx)
-    tied = params_total(cfg, "model")
-    embedding = params_total(cfg, "wte") + params_total(cfg, "wpe")
+    tied = params_total(cfg, "model", tied=True)
+    embedding = embedding_params(cfg)
     flops = flops_per_token(cfg, "model", T)
     kaplan_c = kaplan_c_forward(cfg, T)
     return {
         "name": cfg.name,
         "label": cfg.label,
         "n_ctx": T,
+        "params": params_total(cfg, "model"),  # as the model is (tied or not)
         "params_tied": tied,
         "params_untied": params_total(cfg, "model", tied=False),
-        "embedding_params": embedding,  # wte + wpe
-        "non_embedding_params": tied - embedding,  # exact: blocks and ln_f, biases included
+        "embedding_params": embedding,  # wte (+ wpe)
+        "non_embedding_params": tied - embedding,  # exact: blocks and the final norm
+        "block_weights": block_weights(cfg),
         "kaplan_n": kaplan_n(cfg),
         "kaplan_c_forward": kaplan_c,
         "flops_per_token": flops,  # exact, FLOP_CONVENTION
@@ -264,12 +198,13 @@ DECODE_NOTE: str = (
 def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
     """What the KV cache holds: per token (values, then bytes), then for n_ctx tokens.
 
-    Each block keeps one key and one value vector of d_model per position (all heads side by
-    side), so a token costs 2 · n_layer · d_model values. The rows are separate quantities, not
-    parts of a sum.
+    Each block keeps one key and one value vector per position, each n_kv_head × d_head wide
+    (all key/value heads side by side: d_model in GPT-2, narrower with grouped-query attention),
+    so a token costs 2 · n_layer · n_kv_head · d_head values. The rows are separate quantities,
+    not parts of a sum.
     """
     T = _context(cfg, n_ctx)
-    per_token = (2, cfg.n_layer, cfg.d_model)
+    per_token = (2, cfg.n_layer, cfg.d_kv)
     rows = [Row("values", "Values per token: a key and a value per block", (per_token,))]
     rows += [
         Row(f"bytes.{dtype}", f"Bytes per token in {dtype}", ((*per_token, size),))
@@ -288,7 +223,7 @@ def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
 
 
 def kv_values_per_token(cfg: ModelConfig) -> int:
-    """2 · n_layer · d_model: one key and one value of width d_model per block."""
+    """2 · n_layer · n_kv_head · d_head: one key and one value per block."""
     return next(r.value for r in kv_cache_rows(cfg) if r.key == "values")
 
 

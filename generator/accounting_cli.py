@@ -12,7 +12,7 @@ import textwrap
 from generator import accounting as acc
 from generator.accounting import Row
 from generator.config import CONFIGS, ModelConfig, get_config
-from generator.render.numbers import fmt_int, tex_int
+from generator.render.numbers import fmt_int, row_tex, row_text, tex_int
 
 Cell = str | int | Row  # text, a number, or a formula (printed as its calculation)
 Table = tuple[str, list[str], list[list[Cell]]]  # (caption, header, rows)
@@ -185,7 +185,7 @@ def render_text(table: Table) -> str:
 
     def text(cell: Cell) -> str:
         if isinstance(cell, Row):
-            return cell.text()
+            return row_text(cell)
         return fmt_int(cell) if isinstance(cell, int) else cell
 
     cells = [header] + [[text(cell) for cell in row] for row in rows]
@@ -232,7 +232,7 @@ def render_tex(table: Table) -> str:
 
     def tex(cell: Cell) -> str:
         if isinstance(cell, Row):
-            return f"${cell.tex()}$"
+            return f"${row_tex(cell)}$"
         return f"${tex_int(cell)}$" if isinstance(cell, int) else tex_text(cell)
 
     numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(header))]

@@ -12,11 +12,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.models.config import ModelConfig
+from generator.models.rows import Row
 
 if TYPE_CHECKING:
     import numpy as np
 
 Shapes = dict[str, tuple[int, ...]]
+# param_rows(cfg, component, tied=) and flop_rows(cfg, component, T): one instance's rows
+ParamRows = Callable[..., list[Row]]
+FlopRows = Callable[[ModelConfig, str, int], list[Row]]
 # forward(weights, cfg, token_ids [T], dtype) -> logits [T, V]
 Forward = Callable[
     [Mapping[str, "np.ndarray"], ModelConfig, "np.ndarray", "np.dtype | type"], "np.ndarray"
@@ -30,6 +34,10 @@ class Family:
     sizes: Mapping[str, ModelConfig]  # by name, smallest first
     weight_shapes: Callable[[ModelConfig], Shapes]  # each checkpoint tensor's name and shape
     forward: Forward  # the numpy engine's logits
+    components: tuple[str, ...]  # its component keys, in forward order (pages, accounting)
+    per_block: tuple[str, ...]  # the components each block (layer) has one instance of
+    param_rows: ParamRows  # its accounting (generator/models/<family>/accounting.py)
+    flop_rows: FlopRows
 
     def __post_init__(self) -> None:
         for name, cfg in self.sizes.items():

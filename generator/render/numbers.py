@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from generator.models.rows import Row
+
 FLOP_UNITS = ((10**12, "TFLOPs"), (10**9, "GFLOPs"), (10**6, "MFLOPs"), (10**3, "kFLOPs"))
 
 
@@ -22,3 +24,13 @@ def fmt_flops(n: float) -> str:
         if abs(value) >= 1:  # 999,999,999 is "1.0 GFLOPs", not "1000.0 MFLOPs"
             return f"{value:.1f} {unit}"
     return f"{fmt_int(round(n))} FLOPs"
+
+
+def row_text(row: Row) -> str:
+    """A row's calculation in plain text: "768 × 2,304 + 2,304"."""
+    return " + ".join(" × ".join(fmt_int(f) for f in term) for term in row.terms) or "0"
+
+
+def row_tex(row: Row) -> str:
+    """A row's calculation in LaTeX (math mode): "768 \\times 2{,}304 + 2{,}304"."""
+    return " + ".join(" \\times ".join(tex_int(f) for f in term) for term in row.terms) or "0"

@@ -3,40 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
-from generator.render.numbers import fmt_int, tex_int
-
-
-class RowLike(Protocol):  # generator.accounting.Row
-    @property
-    def label(self) -> str: ...
-    @property
-    def value(self) -> int: ...
-    def tex(self) -> str: ...
+from generator.models.rows import Row
+from generator.render.numbers import fmt_int, row_tex, tex_int
 
 
 def markdown_table(
-    rows: Sequence[RowLike], *, head: tuple[str, str, str], total_label: str, quantity: str
+    rows: Sequence[Row], *, head: tuple[str, str, str], total_label: str, quantity: str
 ) -> str:
     """| label | $calculation$ | value |, then a total row. `quantity` tags the total for tests."""
     lines = [f"| {head[0]} | {head[1]} | {head[2]} |", "| :-- | :-- | --: |"]
     for row in rows:
-        lines.append(f"| {row.label} | ${row.tex()}$ | {fmt_int(row.value)} |")
+        lines.append(f"| {row.label} | ${row_tex(row)}$ | {fmt_int(row.value)} |")
     total = sum(row.value for row in rows)
     lines.append(f'| **{total_label}** | | <strong data-q="{quantity}">{fmt_int(total)}</strong> |')
     return "\n".join(lines) + "\n"
 
 
 def latex_tabular(
-    rows: Sequence[RowLike], *, head: tuple[str, str, str], total_label: str, caption: str
+    rows: Sequence[Row], *, head: tuple[str, str, str], total_label: str, caption: str
 ) -> str:
     """A standalone LaTeX table (booktabs) a writer can paste into a paper."""
 
     def escape(text: str) -> str:
         return text.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")
 
-    body = [f"  {escape(r.label)} & ${r.tex()}$ & ${tex_int(r.value)}$ \\\\" for r in rows]
+    body = [f"  {escape(r.label)} & ${row_tex(r)}$ & ${tex_int(r.value)}$ \\\\" for r in rows]
     total = sum(r.value for r in rows)
     return "\n".join(
         [

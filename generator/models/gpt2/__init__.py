@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from generator.components import COMPONENTS
 from generator.models.config import ModelConfig
 from generator.models.family import Family
+from generator.models.gpt2 import accounting
 from generator.models.gpt2.sizes import SIZES
 from generator.models.gpt2.tensors import weight_shapes
 
@@ -30,4 +32,14 @@ def forward(
     return gpt2_forward(dict(weights), cfg, token_ids, dtype, keep="none").logits
 
 
-FAMILY = Family("gpt2", "GPT-2", SIZES, weight_shapes, forward)
+FAMILY = Family(
+    "gpt2",
+    "GPT-2",
+    SIZES,
+    weight_shapes,
+    forward,
+    components=tuple(c.key for c in COMPONENTS),
+    per_block=accounting.PER_BLOCK,
+    param_rows=accounting.param_rows,
+    flop_rows=accounting.flop_rows,
+)
