@@ -40,6 +40,12 @@ class BuildInputs:
 
         resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
+        from generator.models import FAMILIES
+
+        texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+        for family in FAMILIES.values():  # sizes read from pinned code must match it
+            if family.check_pinned is not None:
+                family.check_pinned(texts, file=LOCK_FILE)
         katex_js, generated = katex_files(
             load_asset_pins(settings.root)["katex"],
             settings.cache_dir,

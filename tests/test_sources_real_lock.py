@@ -240,3 +240,29 @@ def test_mirror_window_claim_holds_at_both_ends(lock, excerpts) -> None:
             assert upstream_text(lines, pin.ranges) == excerpts[pin.id].text, (version, pin.id)
             checked += 1
     assert checked >= 2 * 20
+
+
+def test_the_llama_sizes_are_the_pinned_config_lines(excerpts, monkeypatch) -> None:
+    """The family's sizes are read from pinned code: the build checks every default the pinned
+    LlamaConfig / MistralConfig lines declare against the family's table, and stops on any
+    difference (here, an MLP width typed wrong)."""
+    from generator.errors import InputError
+    from generator.models.llama import sizes
+
+    texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+    sizes.check_pinned(texts, file="sources/lock.toml")
+    pinned = sizes.defaults_in(texts["mistral.config-defaults"])
+    assert (pinned["num_key_value_heads"], pinned["sliding_window"]) == (8, 4096)
+    assert pinned["max_position_embeddings"] == 131_072  # `4096 * 32` in the source
+    assert sizes.defaults_in(texts["hf.rope-default-theta"]) == {"default_theta": 10000.0}
+    wrong = dict(sizes.DEFAULTS["llama-2-7b"].fields, intermediate_size=11000)
+    monkeypatch.setitem(
+        sizes.DEFAULTS,
+        "llama-2-7b",
+        sizes.Defaults("LlamaConfig", "x", wrong, "llama.config-defaults"),
+    )
+    with pytest.raises(InputError) as caught:
+        sizes.check_pinned(texts, file="sources/lock.toml")
+    assert caught.value.entry == "llama-2-7b.intermediate_size" and "11008" in caught.value.problem
+    with pytest.raises(InputError, match="is not pinned"):
+        sizes.check_pinned({}, file="sources/lock.toml")

@@ -38,6 +38,8 @@ class Family:
     per_block: tuple[str, ...]  # the components each block (layer) has one instance of
     param_rows: ParamRows  # its accounting (generator/models/<family>/accounting.py)
     flop_rows: FlopRows
+    # checks its sizes against pinned code: (excerpt id -> verified text, lock file) -> None
+    check_pinned: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         for name, cfg in self.sizes.items():

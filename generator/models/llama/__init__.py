@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 from generator.models.llama import accounting
-from generator.models.llama.sizes import SIZES
+from generator.models.llama.sizes import SIZES, check_pinned
 from generator.models.llama.tensors import weight_shapes
 
 # Its components in forward order: GPT-2's keys where the role is the same, and rope.
@@ -56,4 +56,5 @@ FAMILY = Family(
     per_block=accounting.PER_BLOCK,
     param_rows=accounting.param_rows,
     flop_rows=accounting.flop_rows,
+    check_pinned=check_pinned,
 )

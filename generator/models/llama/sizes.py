@@ -9,8 +9,11 @@ RotaryEmbeddingConfigMixin.default_theta (modeling_rope_utils.py) when rope_para
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from generator.errors import InputError
 from generator.models.config import ModelConfig
 
 Value = int | float | bool | None
@@ -23,13 +26,15 @@ class Defaults:
     config_class: str  # "LlamaConfig"
     label: str  # the name a page prints
     fields: dict[str, Value]  # transformers' field name -> default value
+    pinned: str  # the id of the pinned excerpt of the class's default lines (sources/lock.toml)
 
 
 DEFAULTS: dict[str, Defaults] = {
     "llama-2-7b": Defaults(
         "LlamaConfig",
         "Llama 2 7B",
-        {
+        pinned="llama.config-defaults",
+        fields={
             "vocab_size": 32000,
             "hidden_size": 4096,
             "intermediate_size": 11008,
@@ -48,7 +53,8 @@ DEFAULTS: dict[str, Defaults] = {
     "mistral-7b-v0.1": Defaults(
         "MistralConfig",
         "Mistral 7B v0.1",
-        {
+        pinned="mistral.config-defaults",
+        fields={
             "vocab_size": 32000,
             "hidden_size": 4096,
             "intermediate_size": 14336,
@@ -109,3 +115,69 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
 SIZES: dict[str, ModelConfig] = {
     name: from_transformers(name, row) for name, row in DEFAULTS.items()
 }
+
+
+THETA_PIN = "hf.rope-default-theta"  # `default_theta = 10_000.0`: both classes' rope_theta
+
+
+def defaults_in(source: str) -> dict[str, Value]:
+    """The defaults a block of class-level lines declares (`name: type = value`), for values
+    that are numbers, booleans or None, or products of numbers (`4096 * 32`); other lines (a
+    `field(...)`, a type only) are left out."""
+    import textwrap
+
+    found: dict[str, Value] = {}
+    for node in ast.parse(textwrap.dedent(source)).body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and node.value is not None:
+                try:
+                    found[target.id] = _number(node.value)
+                except ValueError:
+                    continue
+    return found
+
+
+def _number(node: ast.expr) -> Value:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | None):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        left, right = _number(node.left), _number(node.right)
+        if isinstance(left, int | float) and isinstance(right, int | float):
+            return left * right
+    raise ValueError("not a plain number")
+
+
+def check_pinned(texts: Mapping[str, str], *, file: str) -> None:
+    """Each size's defaults against the pinned lines of transformers (excerpt id -> text): every
+    field the lines declare must have the value DEFAULTS gives it, or the build stops (the sizes
+    are read from pinned code, not typed in)."""
+    for needed in (THETA_PIN, *(row.pinned for row in DEFAULTS.values())):
+        if needed not in texts:
+            raise InputError(
+                f"the Llama family's sizes are read from pinned lines, and {needed!r} is not pinned",
+                file=file,
+                entry=needed,
+                fix=f"restore the {needed!r} excerpt in the lock",
+            )
+    theta = defaults_in(texts[THETA_PIN]).get("default_theta")
+    for name, row in DEFAULTS.items():
+        pinned = {**defaults_in(texts[row.pinned]), "rope_theta": theta}
+        for field, value in row.fields.items():
+            if field in pinned and pinned[field] != value:
+                raise InputError(
+                    f"size {name!r}: {row.config_class}'s pinned lines give {field} ="
+                    f" {pinned[field]!r}, the family's table says {value!r}",
+                    file=file,
+                    entry=f"{name}.{field}",
+                    fix="make generator/models/llama/sizes.py agree with the pinned lines (or"
+                    f" re-pin {row.pinned} if upstream changed)",
+                )
+        missing = [f for f in ("vocab_size", "hidden_size", "num_hidden_layers") if f not in pinned]
+        if missing:
+            raise InputError(
+                f"size {name!r}: the pinned lines of {row.config_class} declare no {missing[0]}",
+                file=file,
+                entry=row.pinned,
+                fix="pin the lines that declare the class's defaults",
+            )
