@@ -9,7 +9,6 @@ the value of a formula shown next to it. Nothing here imports torch, numpy or th
 
 from __future__ import annotations
 
-from generator.components import COMPONENTS as REGISTRY
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
@@ -19,13 +18,16 @@ from generator.render.numbers import fmt_int  # only in labels ("Values for 1,02
 __all__ = ["Row", "prefixed", "with_bias"]  # the rows' type, for the modules that print them
 
 FLOP_CONVENTION: str = (
-    "FLOPs are counted for the forward pass, per token, for a sequence of n_ctx tokens. "
-    "One multiply-add counts as 2 FLOPs, so [m×k]·[k×n] costs 2·m·k·n. "
-    "Only matrix multiplications are counted: the four projections of each block, the attention "
-    "scores QKᵀ and the weighted sum A·V, and the unembedding. Scores and weighted sum are "
-    "counted over the full T×T grid, masked cells included (no causal saving), which is what "
-    "torch.utils.flop_counter.FlopCounterMode reports. Embedding lookups, bias additions, "
-    "residual additions, LayerNorm, GELU and softmax are elementwise and are not counted."
+    "FLOPs are counted for the forward pass, per token, for a sequence of T tokens (on the "
+    "component pages, the model's full context). One multiply-add counts as 2 FLOPs, so "
+    "[m×k]·[k×n] costs 2·m·k·n. Only matrix multiplications are counted: the projections of "
+    "each layer (GPT-2's fused QKV, attention output and two MLP matrices; Llama's q, k, v, o "
+    "and three MLP matrices), the attention scores QKᵀ and the weighted sum A·V, and the "
+    "unembedding. Scores and weighted sum are counted over the full T×T grid, masked cells "
+    "included: no causal saving, and none for a sliding window either. That is what "
+    "torch.utils.flop_counter.FlopCounterMode reports for eager attention, which the tests "
+    "check for every size of both families. Lookups, bias and residual additions, norms, "
+    "activations, the rotary position embedding and softmax are elementwise and are not counted."
 )
 
 KAPLAN_NOTE: str = (
@@ -40,9 +42,9 @@ KAPLAN_NOTE: str = (
     "0.14% for GPT-2 small, 0.07% for GPT-2 XL."
 )
 
-# GPT-2's component registry is generator.components; each family's accounting keys on its keys.
-COMPONENTS: tuple[str, ...] = tuple(c.key for c in REGISTRY)
-LABELS: dict[str, str] = {c.key: c.title for c in REGISTRY}
+# GPT-2's component keys and titles (each family's are get_family(name).registry).
+COMPONENTS: tuple[str, ...] = get_family("gpt2").components
+LABELS: dict[str, str] = {c.key: c.title for c in get_family("gpt2").registry}
 
 ATTENTION_GRID = ("scores", "weighted_sum")  # the attention rows that grow with T (T×T matmuls)
 
@@ -180,6 +182,31 @@ def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
         "flops_minus_kaplan": flops - kaplan_c,  # = 2·n_layer·n_ctx·d_attn + 2·d_model·n_vocab
         "flops_per_sequence": flops * T,
     }
+
+
+def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
+    """The forward FLOPs per token at T, split into the convention's three terms, and the counts
+    they are often confused with: 2N, 6N and a causal kernel's. Separate quantities, not a sum.
+
+    forward = 2N + 4·n_layer·T·d_attn + 2·d_model·V exactly (N: the layers' matrix weights).
+    A causal kernel computes only the cells a query sees: t keys for the query at position t
+    (min(t, W) with a sliding window of W), about half the grid over a whole sequence.
+    """
+    T = _context(cfg, n_ctx)
+    forward, n = flops_per_token(cfg, "model", T), block_weights(cfg)
+    window = cfg.sliding_window or T
+    seen = sum(min(t, window) for t in range(1, T + 1))  # the cells a causal kernel computes
+    per_cell = 4 * cfg.n_layer * cfg.d_attn  # QKᵀ and A·V, every layer, one (query, key) pair
+    return [
+        Row("forward", f"Forward FLOPs per token at T = {fmt_int(T)}, exact", ((forward,),)),
+        Row("2n", "… 2N: the layers' matrices (N = their weights)", ((2, n),)),
+        Row("grid", "… QKᵀ and A·V over the full T × T grid", ((per_cell, T),)),
+        Row("unembedding", "… the unembedding", ((2, cfg.d_model, cfg.vocab_size),)),
+        Row("6n", "6N: the usual training estimate per token", ((6, n),)),
+        Row("train", "Training per token, exact: 3 × forward", ((3, forward),)),
+        Row("grid_sequence", "The full grid over a whole sequence of T tokens", ((per_cell, T, T),)),
+        Row("causal_sequence", "… only the cells a causal kernel computes", ((per_cell, seen),)),
+    ]
 
 
 # --- generation: the KV cache -----------------------------------------------------------------

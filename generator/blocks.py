@@ -118,6 +118,7 @@ class ComponentHeader(Block):
     formula: Markup  # TeX for arithmatex ("" for none): Markdown source, not HTML-escaped
     shapes: Markup  # the shapes block (Markdown with size tabs)
     diagram: Block  # the architecture map (render.blocks.MapDiagram), this component highlighted
+    map_caption: str = "GPT-2 pre-normalized transformer block"
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class ArchitectureMap(Block):
     template: ClassVar[str] = "architecture_map.html"
     diagram: Block  # the map (render.blocks.MapDiagram), every box a link
     n_layer: int
+    family: str = "gpt2"  # whose map: the caption names its parts
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,9 @@ def nav_pages() -> list[str]:
 
 def built_html(site: Path, docs_path: str) -> Path:
     stem = docs_path.removesuffix(".md")
-    return site / ("index.html" if stem == "index" else f"{stem}/index.html")
+    if stem == "index" or stem.endswith("/index"):  # a folder's index page: its own address
+        return site / f"{stem.removesuffix('index')}index.html"
+    return site / f"{stem}/index.html"
 
 
 def soup(path: Path) -> BeautifulSoup:
@@ -339,9 +341,10 @@ def test_walkthrough_links_the_forward_pass_strongest_trained_heads(built_site: 
 def test_go_deeper_does_not_repeat_the_footers_previous_and_next(built_site: Path) -> None:
     """Material's footer links each component page to its neighbours in the nav (forward order);
     the page's own "Go deeper" list adds other places, not those two again."""
-    from generator.components import pages_in_order
+    from generator.models import FAMILIES
+    from generator.models.component import pages_in_order
 
-    order = [c.page for c in pages_in_order()]
+    order = [c.page for c in pages_in_order(FAMILIES["gpt2"].registry)]
     for index, docs_path in enumerate(order):
         page = soup(built_html(built_site, docs_path))
         heading = page.find(id="go-deeper")

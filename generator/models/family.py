@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from generator.models.component import Component
 from generator.models.config import ModelConfig
 from generator.models.rows import Row
 
@@ -34,7 +35,7 @@ class Family:
     sizes: Mapping[str, ModelConfig]  # by name, smallest first
     weight_shapes: Callable[[ModelConfig], Shapes]  # each checkpoint tensor's name and shape
     forward: Forward  # the numpy engine's logits
-    components: tuple[str, ...]  # its component keys, in forward order (pages, accounting)
+    registry: tuple[Component, ...]  # its components in forward order (pages, accounting)
     per_block: tuple[str, ...]  # the components each block (layer) has one instance of
     param_rows: ParamRows  # its accounting (generator/models/<family>/accounting.py)
     flop_rows: FlopRows
@@ -45,6 +46,15 @@ class Family:
         for name, cfg in self.sizes.items():
             if (cfg.name, cfg.family) != (name, self.name):
                 raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """Its component keys, in forward order."""
+        return tuple(c.key for c in self.registry)
+
+    @property
+    def by_key(self) -> dict[str, Component]:
+        return {c.key: c for c in self.registry}
 
     def check_weights(
         self, weights: Mapping[str, np.ndarray], cfg: ModelConfig, *, file: str | None = None

@@ -3,27 +3,39 @@
 from __future__ import annotations
 
 from generator import accounting, blocks
-from generator.components import COMPONENTS
-from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.config import ModelConfig
+from generator.models import FAMILIES
 from generator.pages.blocks import Dim, FlopCount, ParameterCount, ShapeList, Shapes, TensorShape
-from generator.pages.context import PageContext, size_tabs
+from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
 from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int, tex_int
 from generator.render.tables import latex_tabular, markdown_table
 
-NO_PARAMS = {
-    "embed": "No parameters of its own: it adds two vectors that the embeddings already hold.",
-    "unembed": (
-        "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
-        "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
-        "again as wte (see the table below)."
-    ),
+NO_PARAMS = {  # family -> component -> why it has no parameters of its own
+    "gpt2": {
+        "embed": "No parameters of its own: it adds two vectors that the embeddings already hold.",
+        "unembed": (
+            "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
+            "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
+            "again as wte (see the table below)."
+        ),
+    },
+    "llama": {
+        "rope": (
+            "No parameters: each angle is fixed by the position and rope_theta, and the cos and "
+            "sin tables are computed, not learned."
+        ),
+    },
 }
 
 
 PARAM_HEAD = ("Component", "Calculation", "Parameters")
+MAP_CAPTION = {
+    "gpt2": "GPT-2 pre-normalized transformer block",
+    "llama": "Llama decoder layer: pre-norm, rotary positions inside attention",
+}
 
 
 FLOP_HEAD = ("Operation", "Calculation", "FLOPs per token")
@@ -40,6 +52,7 @@ def dims(
         "vocab_size": fmt_int(cfg.vocab_size),
         "n_ctx": fmt_int(cfg.n_ctx),
         "n_head": fmt_int(cfg.n_head),
+        "n_kv_head": fmt_int(cfg.n_kv_head),
         "d_head": fmt_int(cfg.d_head),
     }
     from generator.glossary import SYMBOLS
@@ -65,6 +78,7 @@ class ComponentMacros(PageContext):
         "differences",
         "go_deeper",
         "figure",
+        "rope_table",
     )
 
     def header(self) -> str:
@@ -82,7 +96,11 @@ class ComponentMacros(PageContext):
                 line=line_no,
             )
         diagram = architecture_map(
-            self.link, current=c.key, n_layer=CONFIGS["gpt2"].n_layer, uid=f"map-{c.key}"
+            self.link,
+            current=c.key,
+            n_layer=family_sizes(self.family.name)[0].n_layer,
+            uid=f"map-{c.key}",
+            family=self.family.name,
         )
         return self.render_block(
             blocks.ComponentHeader(
@@ -93,6 +111,7 @@ class ComponentMacros(PageContext):
                 formula=blocks.Markup(c.formula),
                 shapes=blocks.Markup(self.shapes()),
                 diagram=diagram,
+                map_caption=MAP_CAPTION[self.family.name],
             )
         )
 
@@ -117,7 +136,7 @@ class ComponentMacros(PageContext):
             )
             return self.render_block(shapes)
 
-        return self.render_block(Shapes(tabs=blocks.Markup(size_tabs(render))))
+        return self.render_block(Shapes(tabs=blocks.Markup(self.size_tabs(render))))
 
     def parameters(self) -> str:
         """Per-instance accounting table per size, and the total across blocks."""
@@ -126,7 +145,8 @@ class ComponentMacros(PageContext):
         def render(cfg: ModelConfig) -> str:
             rows = accounting.param_rows(cfg, c.key)
             if not rows:
-                return f"{NO_PARAMS.get(c.key, 'No parameters of its own.')}\n"
+                why = NO_PARAMS.get(self.family.name, {}).get(c.key, "No parameters of its own.")
+                return f"{why}\n"
             per = sum(r.value for r in rows)
             count = accounting.instances(cfg, c.key)
             table = markdown_table(
@@ -135,7 +155,7 @@ class ComponentMacros(PageContext):
                 total_label="Per-instance total",
                 quantity="params.table_total",
             )
-            together = [other for other in COMPONENTS if other.page == c.page]  # ln_1, ln_2
+            together = [other for other in self.registry if other.page == c.page]  # ln_1, ln_2
             latex = tuple(
                 (other.short, self._tex_link(other.key, "params", cfg))
                 for other in together
@@ -153,7 +173,7 @@ class ComponentMacros(PageContext):
             )
             return self.render_block(count_block)
 
-        return size_tabs(render)
+        return self.size_tabs(render)
 
     def flops(self) -> str:
         """Forward FLOPs per token per size, at the model's full context."""
@@ -176,7 +196,11 @@ class ComponentMacros(PageContext):
             )
             return self.render_block(flops)
 
-        return size_tabs(render) + f"\n{accounting.FLOP_CONVENTION}\n"
+        convention = f"{self._doc('glossary.md')}#flop-convention"
+        return self.size_tabs(render) + (
+            f"\nCounted as everywhere on this site: [forward, per token, matrix multiplications"
+            f" only, over the full T × T grid]({convention}).\n"
+        )
 
     def code(self) -> str:
         """Code tabs: the pinned excerpts, with upstream line numbers."""
@@ -196,6 +220,38 @@ class ComponentMacros(PageContext):
             cards.append(self.render_block(card))
         return "\n".join(cards)
 
+    def rope_table(self) -> str:
+        """Per size: the head's pairs of dimensions, the base, and how fast the fastest and the
+        slowest pair turn (radians per position, and positions per full turn)."""
+        import math
+
+        def render(cfg: ModelConfig) -> str:
+            pairs = cfg.d_head // 2
+            slowest = cfg.rope_theta ** (-(2 * (pairs - 1)) / cfg.d_head)  # θ_i, i = pairs - 1
+            rows = [
+                ("Dimensions per head, d_head", fmt_int(cfg.d_head), "rope.d_head"),
+                ("Pairs rotated, d_head / 2", fmt_int(pairs), "rope.pairs"),
+                ("Base θ (rope_theta)", fmt_int(round(cfg.rope_theta)), "rope.theta"),
+                ("Fastest pair (i = 0): radians per position", "1", "rope.fastest"),
+                ("… positions per full turn, 2π", f"{2 * math.pi:.2f}", "rope.fastest_turn"),
+                (
+                    f"Slowest pair (i = {fmt_int(pairs - 1)}): radians per position",
+                    f"{slowest:.3g}",
+                    "rope.slowest",
+                ),
+                (
+                    "… positions per full turn",
+                    fmt_int(round(2 * math.pi / slowest)),
+                    "rope.slowest_turn",
+                ),
+                ("Context it is used at", fmt_int(cfg.n_ctx), "rope.n_ctx"),
+            ]
+            lines = ["| Quantity | Value |", "| :-- | --: |"]
+            lines += [f'| {label} | <span data-q="{q}">{v}</span> |' for label, v, q in rows]
+            return "\n".join(lines) + "\n"
+
+        return self.size_tabs(render)
+
     def _tex_link(self, key: str, kind: str, cfg: ModelConfig) -> str:
         return self._doc(table_path(key, kind, cfg))
 
@@ -205,7 +261,7 @@ class ComponentMacros(PageContext):
 
         c = self._component()
         blocks = []
-        for diff in for_page(c.key):
+        for diff in for_page(c.key) if self.family.name == "gpt2" else []:
             text = diff.markdown()
             code = code_render.code_tabs(
                 [self._excerpt(i) for i in diff.excerpts],
@@ -227,12 +283,13 @@ class ComponentMacros(PageContext):
         if c.walkthrough and self.url_for(c.walkthrough):
             walkthrough = (f"the {c.short.lower()} walkthrough", self._doc(c.walkthrough))
             items.append(blocks.LinkItem("Step through it at toy scale", (walkthrough,)))
-        if c.key == "attention" and self.url_for("forward-pass.md"):
+        if c.key == "attention" and self.family.name == "gpt2" and self.url_for("forward-pass.md"):
             forward = ("the forward pass", self._doc("forward-pass.md"))
             items.append(blocks.LinkItem("See trained heads at work", (forward,)))
         from generator.differences import for_page
 
-        quoted = [i for diff in for_page(c.key) for i in diff.excerpts]  # "Where they differ"
+        differing = for_page(c.key) if self.family.name == "gpt2" else []
+        quoted = [i for diff in differing for i in diff.excerpts]  # "Where they differ"
         call = [c.call_site] if c.call_site else []
         cited = dict.fromkeys([*call, *c.code, *(s.excerpt for s in c.sources), *quoted])
         sources = self._doc("sources.md")
@@ -262,26 +319,27 @@ def table_path(key: str, kind: str, cfg: ModelConfig) -> str:
 
 
 def latex_tables() -> dict[str, bytes]:
-    """Every component's parameter and FLOP tables for every size, as LaTeX files for the site."""
+    """Every component's parameter and FLOP tables for every size of every family, as LaTeX
+    files for the site."""
     tables = {}
-    for c in COMPONENTS:
-        for name in SIZES:
-            cfg = CONFIGS[name]
-            rows = accounting.param_rows(cfg, c.key)
-            if rows:
-                tables[table_path(c.key, "params", cfg)] = latex_tabular(
-                    rows,
-                    head=PARAM_HEAD,
-                    total_label="Per-instance total",
-                    caption=f"{cfg.label}: parameters of one instance of {c.title}",
-                ).encode()
-            flops = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
-            if flops:
-                tables[table_path(c.key, "flops", cfg)] = latex_tabular(
-                    flops,
-                    head=FLOP_HEAD,
-                    total_label="Per-instance total",
-                    caption=f"{cfg.label}: forward FLOPs per token of one instance of {c.title}"
-                    f" at a context of {fmt_int(cfg.n_ctx)} tokens",
-                ).encode()
+    for family in FAMILIES.values():
+        for c in family.registry:
+            for cfg in family_sizes(family.name):
+                rows = accounting.param_rows(cfg, c.key)
+                if rows:
+                    tables[table_path(c.key, "params", cfg)] = latex_tabular(
+                        rows,
+                        head=PARAM_HEAD,
+                        total_label="Per-instance total",
+                        caption=f"{cfg.label}: parameters of one instance of {c.title}",
+                    ).encode()
+                flops = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
+                if flops:
+                    tables[table_path(c.key, "flops", cfg)] = latex_tabular(
+                        flops,
+                        head=FLOP_HEAD,
+                        total_label="Per-instance total",
+                        caption=f"{cfg.label}: forward FLOPs per token of one instance of"
+                        f" {c.title} at a context of {fmt_int(cfg.n_ctx)} tokens",
+                    ).encode()
     return tables

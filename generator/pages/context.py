@@ -5,19 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator import blocks
-from generator.components import BY_KEY, COMPONENTS, Component
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.inputs import BuildInputs
+from generator.models import get_family
+from generator.models.component import Component
 from generator.render import code as code_render
 
 
-def size_tabs(render: Callable[[ModelConfig], str]) -> str:
-    """Material content tabs, one per GPT-2 size. Linked tabs keep the reader's choice site-wide."""
+def size_tabs(render: Callable[[ModelConfig], str], family: str = "gpt2") -> str:
+    """Material content tabs, one per size of the family. Linked tabs keep the reader's choice
+    site-wide."""
+    sizes = [CONFIGS[name] for name in SIZES] if family == "gpt2" else family_sizes(family)
     tabs = []
-    for name in SIZES:
-        cfg = CONFIGS[name]
+    for cfg in sizes:
         tabs.append(f'=== "{cfg.label}"\n\n{code_render.indent(render(cfg))}\n')
     return "\n".join(tabs)
+
+
+def family_sizes(family: str) -> list[ModelConfig]:
+    """The sizes a family's pages show, in order (GPT-2: its four; others: all they have)."""
+    if family == "gpt2":
+        return [CONFIGS[name] for name in SIZES]
+    return list(get_family(family).sizes.values())
 
 
 class PageContext:
@@ -30,7 +39,10 @@ class PageContext:
         self.src_path = src_path
         self.meta = meta
         self.url_for = url_for
-        self.component: Component | None = BY_KEY.get(meta.get("component", ""))
+        self.family = get_family(str(meta.get("family", "gpt2")))  # front matter `family:`
+        self.registry = self.family.registry
+        self.by_key = self.family.by_key
+        self.component: Component | None = self.by_key.get(meta.get("component", ""))
 
     def _component(self) -> Component:
         if self.component is None:
@@ -44,7 +56,7 @@ class PageContext:
                 file=f"docs/{self.src_path}",
                 entry="component",
                 fix="add `component: <key>` to the front matter; keys: "
-                + ", ".join(c.key for c in COMPONENTS),
+                + ", ".join(c.key for c in self.registry),
             )
         return self.component
 
@@ -52,7 +64,11 @@ class PageContext:
         return self.site.excerpt(excerpt_id, used_by=f"docs/{self.src_path}")
 
     def link(self, key: str) -> str | None:
-        return self.url_for(BY_KEY[key].page)
+        return self.url_for(self.by_key[key].page)
+
+    def size_tabs(self, render: Callable[[ModelConfig], str]) -> str:
+        """size_tabs over this page's family."""
+        return size_tabs(render, self.family.name)
 
     def render_block(self, block: blocks.Block) -> str:
         """A block through its template (the site's override first); for features too."""

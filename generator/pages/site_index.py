@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from generator import accounting, blocks
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.pages.blocks import SourcesAccount, SourcesEntry, SourcesRepo
-from generator.pages.context import PageContext, size_tabs
+from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor, literal
 from generator.render.diagram import architecture_map
@@ -22,6 +24,9 @@ class SiteMacros(PageContext):
         "model_numbers",
         "flop_convention",
         "evidence_levels",
+        "family_numbers",
+        "what_changed",
+        "flop_relations",
     )
 
     def glossary(self) -> str:
@@ -82,6 +87,76 @@ class SiteMacros(PageContext):
 
         return size_tabs(render) + f"\n{accounting.KAPLAN_NOTE}\n"
 
+    def family_numbers(self) -> str:
+        """A family's headline numbers per size: its parameters by part, its FLOPs per token split
+        into the shared convention's three terms, and its KV cache per token."""
+
+        def render(cfg: ModelConfig) -> str:
+            m = accounting.model_summary(cfg)
+            grid = accounting.attention_grid_flops(cfg)
+            kv = {r.key: r.value for r in accounting.kv_cache_rows(cfg)}
+            tied = "tied to the token embedding" if cfg.tied_embeddings else "untied"
+            rows = [
+                (f"Parameters (the unembedding {tied})", m["params"], "params.model"),
+                ("Token embedding", accounting.params_total(cfg, "wte"), "params.wte"),
+                ("Unembedding", accounting.params_total(cfg, "unembed"), "params.unembed"),
+                ("All layers", accounting.params_total(cfg, "block"), "params.blocks"),
+                ("Block weights N (matrices only)", m["block_weights"], "params.block_weights"),
+                (
+                    f"Forward FLOPs per token at T = {fmt_int(cfg.n_ctx)}, exact",
+                    m["flops_per_token"],
+                    "flops.model",
+                ),
+                ("… of which 2N (projections and MLP)", 2 * m["block_weights"], "flops.2n"),
+                ("… of which QKᵀ and A·V over the T × T grid", grid, "flops.grid"),
+                (
+                    "… of which the unembedding",
+                    accounting.flops_per_token(cfg, "unembed"),
+                    "flops.unembed",
+                ),
+                ("KV cache per token, values", kv["values"], "kv.values"),
+                ("KV cache per token, bytes in float16", kv["bytes.float16"], "kv.bytes"),
+            ]
+            lines = ["| Quantity | Value |", "| :-- | --: |"]
+            lines += [
+                f'| {label} | <span data-q="{q}">{fmt_int(v)}</span> |' for label, v, q in rows
+            ]
+            return "\n".join(lines) + "\n"
+
+        return self.size_tabs(render)
+
+    def what_changed(self) -> str:
+        """Each difference between GPT-2 and the Llama family: what it is, its cost at each Llama
+        size against a GPT-2 of the same shape, and the pinned code of both sides."""
+        from generator.pages.compare import CHANGES, cost_table
+
+        sections = []
+        for change in CHANGES:
+            costs = size_tabs(functools.partial(cost_table, change), "llama")
+            sides = [
+                code_render.code_tabs(
+                    [self._excerpt(excerpt)],
+                    prefix=f"change-{change.key}-{side}",
+                    sources=self.url_for("sources.md"),
+                    render=self.render_block,
+                )
+                for side, excerpt in (("gpt2", change.gpt2), ("llama", change.llama))
+            ]
+            more = f"[{self.by_key_in('llama', change.page)}]({self._doc(change.page)})"
+            sections.append(
+                f"## {change.title} {{ #{change.key} }}\n\n{change.text} More on {more}.\n\n"
+                f"{costs}\n"
+                f'<div class="grid" markdown>\n\n<div markdown>\n\n{sides[0]}\n\n</div>\n\n'
+                f"<div markdown>\n\n{sides[1]}\n\n</div>\n\n</div>\n"
+            )
+        return "\n".join(sections)
+
+    def by_key_in(self, family: str, page: str) -> str:
+        """The title of `family`'s component whose page is `page`."""
+        from generator.models import get_family
+
+        return next(c.title for c in get_family(family).registry if c.page == page)
+
     def sources_index(self) -> str:
         """Every pinned repo and excerpt: revision, license, lines, permalink, evidence, citation.
 
@@ -125,32 +200,61 @@ class SiteMacros(PageContext):
     def flop_convention(self) -> str:
         return accounting.FLOP_CONVENTION
 
+    def flop_relations(self) -> str:
+        """The convention's terms and the counts they are confused with, for the first size of
+        each family and Mistral: one column a model."""
+        from generator.models import FAMILIES
+
+        models = [family_sizes(name)[0] for name in FAMILIES]
+        models += [cfg for cfg in family_sizes("llama")[1:] if cfg.sliding_window]
+        table = [accounting.flop_relations(cfg) for cfg in models]
+        lines = ["| Quantity | " + " | ".join(cfg.label for cfg in models) + " |"]
+        lines.append("| :-- |" + " --: |" * len(models))
+        for index, row in enumerate(table[0]):
+            label = row.label.replace(f"T = {fmt_int(models[0].n_ctx)}", "T = the context")
+            cells = " | ".join(
+                f'<span data-q="relation.{row.key}.{cfg.name}">{fmt_int(rows[index].value)}</span>'
+                for cfg, rows in zip(models, table, strict=True)
+            )
+            lines.append(f"| {label} | {cells} |")
+        contexts = ", ".join(f"{cfg.label} at T = {fmt_int(cfg.n_ctx)}" for cfg in models)
+        return "\n".join(lines) + f"\n\nEach at its own context: {contexts}.\n"
+
     def evidence_levels(self) -> str:
         from generator.sources import EVIDENCE_LEVELS
 
         return "\n".join(f"- **{level}**: {text}" for level, text in EVIDENCE_LEVELS.items()) + "\n"
 
     def architecture_map(self) -> str:
-        """The whole-model diagram, every box a link to its component page."""
-        n_layer = CONFIGS["gpt2"].n_layer
-        diagram = architecture_map(self.link, n_layer=n_layer, uid="map-home")
-        return self.render_block(blocks.ArchitectureMap(diagram=diagram, n_layer=n_layer))
+        """The whole-model diagram of the page's family, every box a link to its page."""
+        n_layer = family_sizes(self.family.name)[0].n_layer
+        uid = "map-home" if self.family.name == "gpt2" else f"map-{self.family.name}"
+        diagram = architecture_map(self.link, n_layer=n_layer, uid=uid, family=self.family.name)
+        block = blocks.ArchitectureMap(diagram=diagram, n_layer=n_layer, family=self.family.name)
+        return self.render_block(block)
 
 
 def pages_citing() -> dict[str, list[tuple[str, str]]]:
     """excerpt id -> (title, docs page) of every page that quotes it: component pages (code tabs,
     evidence, differences, call site) and feature pages (their CITES), in the nav's order."""
-    from generator.components import pages_in_order
     from generator.differences import for_page
     from generator.features import feature_citations
+    from generator.models import FAMILIES
+    from generator.models.component import pages_in_order
 
     citing: list[tuple[str, str, list[str]]] = []
-    for c in pages_in_order():
-        ids = [*c.code, *(s.excerpt for s in c.sources)]
-        ids += [i for d in for_page(c.key) for i in d.excerpts]
-        if c.call_site:
-            ids.append(c.call_site)
-        citing.append((c.title, c.page, ids))
+    for family in FAMILIES.values():
+        for c in pages_in_order(family.registry):
+            ids = [*c.code, *(s.excerpt for s in c.sources)]
+            if family.name == "gpt2":  # where openai/gpt-2 and transformers differ
+                ids += [i for d in for_page(c.key) for i in d.excerpts]
+            if c.call_site:
+                ids.append(c.call_site)
+            citing.append((c.title, c.page, ids))
+    from generator.pages.compare import CHANGES
+
+    compared = [excerpt for change in CHANGES for excerpt in (change.gpt2, change.llama)]
+    citing.append(("What changed since GPT-2", "what-changed.md", compared))
     citing += [(title, page, list(ids)) for page, title, ids in feature_citations()]
     used: dict[str, list[tuple[str, str]]] = {}
     for title, page, ids in citing:

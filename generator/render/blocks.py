@@ -87,3 +87,6 @@ class MapDiagram(Block):
     inputs_label: Point  # "token ids", above the model
     outputs_label: Point  # "softmax → …", below it
     boxes: tuple[MapBox, ...]
+    parts: str = (
+        "GPT-2 architecture: embeddings, {n_layer} pre-norm blocks, final norm, unembedding"
+    )

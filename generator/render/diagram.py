@@ -1,5 +1,6 @@
-"""The architecture map: GPT-2's pre-norm block inside the full model, lines in SVG under boxes
-that are HTML links. The geometry is here; the markup is templates/map_diagram.html.
+"""The architecture map: a family's pre-norm block inside the full model, lines in SVG under boxes
+that are HTML links. The geometry is here, one layout a family; the markup is
+templates/map_diagram.html.
 
 Drawn from the component registry: every box is a link to its page (where one exists) and carries
 `data-light=KEY`, the same key as `\\htmlData{light=KEY}` in formulas, so hovering one lights the other.
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.components import BY_KEY
+from generator.models import get_family
 from generator.render.blocks import MapBox, MapDiagram, Point
 
 STREAM_X = 80  # x of the residual stream's vertical line
@@ -25,7 +26,7 @@ class Box:
     h: int
 
 
-# Layout, top (input) to bottom (output). Coordinates in SVG user units.
+# GPT-2's layout, top (input) to bottom (output). Coordinates in SVG user units.
 BOXES = (
     Box("wte", 20, 40, 120, 34),
     Box("wpe", 170, 40, 120, 34),
@@ -38,6 +39,21 @@ BOXES = (
     Box("model", 200, 504, 130, 34),
 )
 ADDS = {"embed": 104, "attn_add": 262, "mlp_add": 392}  # y of each ⊕ on the stream
+# Llama's: no position table and no embedding sum (positions are rotations inside attention,
+# the RoPE box beside it); the rest where GPT-2 has it.
+LLAMA_BOXES = (
+    Box("wte", 20, 40, 150, 34),
+    Box("ln1", 150, 160, 120, 32),
+    Box("rope", 280, 160, 50, 32),
+    *(box for box in BOXES if box.key not in ("wte", "wpe", "ln1")),
+)
+LAYOUTS = {"gpt2": BOXES, "llama": LLAMA_BOXES}
+PARTS = {  # the map's accessible name, per family
+    "gpt2": "GPT-2 architecture: embeddings, {n_layer} pre-norm blocks, final norm, unembedding",
+    "llama": "Llama architecture: token embedding, {n_layer} pre-norm decoder layers with rotary"
+    " positions, final RMSNorm, untied lm_head",
+}
+BLOCK_LABEL = {"gpt2": "Block", "llama": "Layer"}  # the frame's label: "Block × 12"
 BLOCK_FRAME = (8, 136, 336, 280)  # x, y, w, h
 HEIGHT = 580
 WIDTH = 352
@@ -55,12 +71,19 @@ def _percent(value: float, whole: int) -> str:
 
 
 def architecture_map(
-    link: Callable[[str], str | None], *, current: str | None = None, n_layer: int, uid: str = "map"
+    link: Callable[[str], str | None],
+    *,
+    current: str | None = None,
+    n_layer: int,
+    uid: str = "map",
+    family: str = "gpt2",
 ) -> MapDiagram:
-    """The diagram: lines in SVG, boxes as positioned links (real HTML links: they work without
-    JS and under instant navigation). `link(key)` gives a box's href (or None); `uid`
-    namespaces the SVG ids so several maps can share a page."""
-    by_key = {b.key: b for b in BOXES}
+    """The diagram of `family`: lines in SVG, boxes as positioned links (real HTML links: they
+    work without JS and under instant navigation). `link(key)` gives a box's href (or None);
+    `uid` namespaces the SVG ids so several maps can share a page."""
+    layout = LAYOUTS[family]
+    by_key = {b.key: b for b in layout}
+    titled = get_family(family).by_key
 
     def point(x: float, y: float) -> Point:
         return (_num(x), _num(y))
@@ -80,13 +103,23 @@ def architecture_map(
         return point(cx, box.y + box.h), point(cx, add_y), point(STREAM_X + 14, add_y)
 
     ln1, attn, ln2, mlp = by_key["ln1"], by_key["attention"], by_key["ln2"], by_key["mlp"]
-    wte, wpe, lnf, unembed = by_key["wte"], by_key["wpe"], by_key["lnf"], by_key["unembed"]
+    wte, lnf, unembed = by_key["wte"], by_key["lnf"], by_key["unembed"]
     fx, fy, fw, fh = BLOCK_FRAME
     embed_y = ADDS["embed"]
     label_x, label_y = STREAM_X - 10, (ADDS["attn_add"] + 150) / 2
+    if "wpe" in by_key:  # learned positions: wte and wpe meet at the embedding sum
+        wpe = by_key["wpe"]
+        start: tuple[tuple[Point, ...], ...] = (
+            (point(STREAM_X, wte.y + wte.h), point(STREAM_X, embed_y - ADD_RADIUS)),
+            (point(wpe.x + wpe.w / 2, wpe.y + wpe.h), point(STREAM_X + 12, embed_y - 4)),
+        )
+        stream_top = embed_y + ADD_RADIUS
+    else:  # the token embedding is the stream; RoPE feeds attention its angles
+        rope = by_key["rope"]
+        start = ((point(rope.x + rope.w / 2, rope.y + rope.h), point(rope.x + rope.w / 2, attn.y)),)
+        stream_top = wte.y + wte.h
     arrows = (
-        (point(STREAM_X, wte.y + wte.h), point(STREAM_X, embed_y - ADD_RADIUS)),
-        (point(wpe.x + wpe.w / 2, wpe.y + wpe.h), point(STREAM_X + 12, embed_y - 4)),
+        *start,
         into(ln1),
         down(ln1, attn),
         back(attn, ADDS["attn_add"]),
@@ -100,7 +133,7 @@ def architecture_map(
         return MapBox(
             key=key,
             label=label,
-            title=BY_KEY[key].title,
+            title=titled[key].title,
             href=link(key),
             current=current == key,
             kind=kind,
@@ -112,9 +145,21 @@ def architecture_map(
 
     r = ADD_RADIUS
     boxes = (
-        box("block", f"Block × {n_layer}", fx + fw - 140, fy + fh - 28, 134, 24, kind="frame"),
-        *(box(b.key, BY_KEY[b.key].short, b.x, b.y, b.w, b.h) for b in BOXES),
-        box("embed", "+", STREAM_X - r, embed_y - r, 2 * r, 2 * r, kind="add"),
+        box(
+            "block",
+            f"{BLOCK_LABEL[family]} × {n_layer}",
+            fx + fw - 140,
+            fy + fh - 28,
+            134,
+            24,
+            kind="frame",
+        ),
+        *(box(b.key, titled[b.key].short, b.x, b.y, b.w, b.h) for b in layout),
+        *(
+            (box("embed", "+", STREAM_X - r, embed_y - r, 2 * r, 2 * r, kind="add"),)
+            if "embed" in titled
+            else ()
+        ),
     )
     return MapDiagram(
         uid=uid,
@@ -122,7 +167,7 @@ def architecture_map(
         width=_num(WIDTH),
         height=_num(HEIGHT),
         frame=(_num(fx), _num(fy), _num(fw), _num(fh)),
-        stream=(point(STREAM_X, embed_y + ADD_RADIUS), point(STREAM_X, lnf.y)),
+        stream=(point(STREAM_X, stream_top), point(STREAM_X, lnf.y)),
         stream_label=point(label_x, label_y),
         arrows=arrows,
         adds=tuple(
@@ -134,4 +179,5 @@ def architecture_map(
         inputs_label=point(CAPTION_X, 24),
         outputs_label=point(CAPTION_X, unembed.y + unembed.h + 22),
         boxes=boxes,
+        parts=PARTS[family],
     )

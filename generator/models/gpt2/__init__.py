@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from generator.components import COMPONENTS
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 from generator.models.gpt2 import accounting
+from generator.models.gpt2.components import COMPONENTS
 from generator.models.gpt2.sizes import SIZES
 from generator.models.gpt2.tensors import weight_shapes
 
@@ -38,7 +38,7 @@ FAMILY = Family(
     SIZES,
     weight_shapes,
     forward,
-    components=tuple(c.key for c in COMPONENTS),
+    registry=COMPONENTS,
     per_block=accounting.PER_BLOCK,
     param_rows=accounting.param_rows,
     flop_rows=accounting.flop_rows,

@@ -13,22 +13,9 @@ from typing import TYPE_CHECKING
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 from generator.models.llama import accounting
+from generator.models.llama.components import COMPONENTS
 from generator.models.llama.sizes import SIZES, check_pinned
 from generator.models.llama.tensors import weight_shapes
-
-# Its components in forward order: GPT-2's keys where the role is the same, and rope.
-COMPONENT_KEYS = (
-    "wte",
-    "ln1",
-    "rope",
-    "attention",
-    "ln2",
-    "mlp",
-    "block",
-    "lnf",
-    "unembed",
-    "model",
-)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,7 +39,7 @@ FAMILY = Family(
     SIZES,
     weight_shapes,
     forward,
-    components=COMPONENT_KEYS,
+    registry=COMPONENTS,
     per_block=accounting.PER_BLOCK,
     param_rows=accounting.param_rows,
     flop_rows=accounting.flop_rows,

@@ -1,0 +1,61 @@
+"""A component of a model family: one entry of its registry, in forward order.
+
+Pages, the architecture diagram and the accounting all key on `Component.key` (which is also the
+`\\htmlData{light=...}` key that ties formula symbols to diagram boxes). Families reuse a key
+where the role is the same (attention, mlp, block, ...). Numbers never live here: shapes name
+config fields (`{d_model}`), the accounting computes counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Source:
+    """A "Direct evidence" card: a claim, backed by one pinned excerpt."""
+
+    excerpt: str  # excerpt id in sources/lock.toml
+    claim: str
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """An input or output: its symbol (TeX) and its dims (templates over config fields)."""
+
+    symbol: str  # "Z_1"
+    dims: tuple[str, ...]  # ("B batch", "T positions", "{d_model} d")
+
+
+@dataclass(frozen=True)
+class Component:
+    key: str  # "attention"; also the light key and the accounting key
+    title: str  # "Masked multi-head self-attention"
+    short: str  # diagram label: "Attention"
+    kicker: str  # "Transformer block"
+    role: str  # one line: what it does for a token
+    page: str  # docs path of its page (ln_1 and ln_2 share one)
+    learned: bool = False  # has trained parameters of its own (else "fixed")
+    call_site: str | None = None  # excerpt id of the line in model.py that calls it
+    formula: str = ""  # TeX with \htmlData{light=KEY}{...} on symbols that have a box
+    inputs: tuple[Tensor, ...] = ()
+    outputs: tuple[Tensor, ...] = ()
+    code: tuple[str, ...] = ()  # excerpt ids for the Code tabs, in order
+    sources: tuple[Source, ...] = ()
+    walkthrough: str | None = None  # docs path of the step-by-step walkthrough, if any
+
+
+RESIDUAL = ("B batch", "T positions", "{d_model} d")
+TOKEN_IDS = ("B batch", "T positions")
+LOGITS = ("B batch", "T positions", "{vocab_size} V")
+
+
+def pages_in_order(registry: tuple[Component, ...]) -> list[Component]:
+    """One component per page, in forward order (components sharing a page: the first)."""
+    seen: set[str] = set()
+    ordered = []
+    for component in registry:
+        if component.page not in seen:
+            seen.add(component.page)
+            ordered.append(component)
+    return ordered
