@@ -204,7 +204,9 @@ def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
         Row("unembedding", "… the unembedding", ((2, cfg.d_model, cfg.vocab_size),)),
         Row("6n", "6N: the usual training estimate per token", ((6, n),)),
         Row("train", "Training per token, exact: 3 × forward", ((3, forward),)),
-        Row("grid_sequence", "The full grid over a whole sequence of T tokens", ((per_cell, T, T),)),
+        Row(
+            "grid_sequence", "The full grid over a whole sequence of T tokens", ((per_cell, T, T),)
+        ),
         Row("causal_sequence", "… only the cells a causal kernel computes", ((per_cell, seen),)),
     ]
 
