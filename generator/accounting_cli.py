@@ -1,7 +1,8 @@
-"""`itm numbers`: print the parameter and FLOP tables of a GPT-2 size, for writers to cite.
+"""`itm numbers`: print the parameter and FLOP tables of a model size, for writers to cite.
 
 itm numbers --model gpt2-xl --context 1024
 itm numbers --model gpt2 --component attention --format tex
+itm numbers --model mistral-7b-v0.1 --context 4096
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import textwrap
 
 from generator import accounting as acc
 from generator.accounting import Row
-from generator.config import CONFIGS, ModelConfig, get_config
+from generator.config import CONFIGS, ModelConfig
+from generator.errors import InputError
+from generator.models import FAMILIES, get_family, get_size
 from generator.render.numbers import fmt_int, row_tex, row_text, tex_int
 
 Cell = str | int | Row  # text, a number, or a formula (printed as its calculation)
@@ -24,19 +27,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print parameter and FLOP tables for a model size",
         description="Exact parameter and forward-FLOP accounting, per component, for one model.",
     )
-    parser.add_argument("--model", default="gpt2", help=f"one of: {', '.join(CONFIGS)}")
+    every = [
+        *CONFIGS,
+        *(size for f in FAMILIES.values() for size in f.sizes if size not in CONFIGS),
+    ]
+    parser.add_argument("--model", default="gpt2", help=f"one of: {', '.join(every)}")
     parser.add_argument(
         "--context", type=int, default=None, help="sequence length T for FLOPs (default: n_ctx)"
     )
     parser.add_argument(
-        "--component", choices=acc.COMPONENTS, help="print the rows of this component only"
+        "--component",
+        choices=list(dict.fromkeys(c for f in FAMILIES.values() for c in f.components)),
+        help="print the rows of this component only",
     )
     parser.add_argument("--format", choices=("text", "tex"), default="text")
     parser.set_defaults(func=run)
 
 
+def model_names() -> list[str]:
+    """GPT-2's sizes and the toy, then every other family's sizes."""
+    return [*CONFIGS, *(s for f in FAMILIES.values() for s in f.sizes if s not in CONFIGS)]
+
+
+def model(name: str) -> ModelConfig:
+    if name in CONFIGS:
+        return CONFIGS[name]
+    if name in model_names():
+        return get_size(name)
+    raise InputError(
+        f"unknown model {name!r}", entry=name, fix=f"use one of: {', '.join(model_names())}"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    cfg = get_config(args.model)
+    cfg = model(args.model)
+    if args.component and args.component not in get_family(cfg.family).components:
+        acc.param_rows(cfg, args.component)  # an InputError listing the family's components
     n_ctx = cfg.n_ctx if args.context is None else args.context
     acc.flop_rows(cfg, "attention", n_ctx)  # an unusable context fails before anything prints
     print(tables_text(cfg, n_ctx, args.component, args.format))
@@ -49,7 +75,9 @@ def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -
         tables = [detail(cfg, component, n_ctx)]
     else:
         shown = [
-            c for c in acc.COMPONENTS if acc.param_rows(cfg, c) or acc.flop_rows(cfg, c, n_ctx)
+            c
+            for c in get_family(cfg.family).components
+            if acc.param_rows(cfg, c) or acc.flop_rows(cfg, c, n_ctx)
         ]
         tables = [overview(cfg, n_ctx)] + [detail(cfg, c, n_ctx) for c in shown]
         tables.append(summary(cfg, n_ctx))
@@ -66,8 +94,11 @@ def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -
 
 
 def describe(cfg: ModelConfig, n_ctx: int) -> str:
+    heads = f"{cfg.n_head} heads" + (
+        f" ({cfg.n_kv_head} key/value heads)" if cfg.n_kv_head != cfg.n_head else ""
+    )
     return (
-        f"{cfg.label} ({cfg.name}): {cfg.n_layer} blocks, {cfg.n_head} heads, "
+        f"{cfg.label} ({cfg.name}): {cfg.n_layer} blocks, {heads}, "
         f"d_model {fmt_int(cfg.d_model)}, d_head {cfg.d_head}, d_mlp {fmt_int(cfg.d_mlp)}, "
         f"vocab {fmt_int(cfg.vocab_size)}, context {fmt_int(cfg.n_ctx)}; "
         f"FLOPs at T = {fmt_int(n_ctx)}"
@@ -87,7 +118,7 @@ def overview(cfg: ModelConfig, n_ctx: int) -> Table:
     ]
     rows: list[list[Cell]] = [
         [
-            acc.LABELS[c],
+            labels(cfg)[c],
             c,
             acc.params_per_instance(cfg, c),
             acc.instances(cfg, c),
@@ -95,9 +126,15 @@ def overview(cfg: ModelConfig, n_ctx: int) -> Table:
             acc.flops_per_token(cfg, c, n_ctx),
             acc.flops_total_per_token(cfg, c, n_ctx),
         ]
-        for c in acc.COMPONENTS
+        for c in get_family(cfg.family).components
     ]
-    return (f"{cfg.label}: components (lm_head tied to wte)", header, rows)
+    tied = "lm_head tied to wte" if cfg.tied_embeddings else "untied lm_head"
+    return (f"{cfg.label}: components ({tied})", header, rows)
+
+
+def labels(cfg: ModelConfig) -> dict[str, str]:
+    """Each component's title in cfg's family."""
+    return {c.key: c.title for c in get_family(cfg.family).registry}
 
 
 def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
@@ -110,7 +147,7 @@ def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
         rows.append(["FLOPs / token", row.label, row, row.value])
     total = acc.flops_per_token(cfg, component, n_ctx)
     rows.append(["FLOPs / token", "Per-instance total", "", total])
-    caption = f"{acc.LABELS[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
+    caption = f"{labels(cfg)[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
 
 
@@ -127,9 +164,21 @@ SUMMARY_LABELS = {
 }
 
 
+# Kaplan et al.'s N and C_forward describe GPT-2's shape; other families get the exact terms.
+FAMILY_SUMMARY_LABELS = {
+    "params": "Parameters (as the model is built)",
+    "embedding_params": "Embedding parameters",
+    "non_embedding_params": "Non-embedding parameters, lm_head tied (exact)",
+    "block_weights": "Block weights N (the layers' matrices)",
+    "flops_per_token": "Forward FLOPs / token (exact, matmuls) = 2N + grid + unembedding",
+    "flops_per_sequence": "Forward FLOPs / sequence of T tokens",
+}
+
+
 def summary(cfg: ModelConfig, n_ctx: int) -> Table:
     s = acc.model_summary(cfg, n_ctx)
-    rows: list[list[Cell]] = [[label, s[key]] for key, label in SUMMARY_LABELS.items()]
+    chosen = SUMMARY_LABELS if cfg.family == "gpt2" else FAMILY_SUMMARY_LABELS
+    rows: list[list[Cell]] = [[label, s[key]] for key, label in chosen.items()]
     return (f"{cfg.label}: summary at T = {fmt_int(n_ctx)}", ["Quantity", "Value"], rows)
 
 
@@ -171,8 +220,9 @@ def training(cfg: ModelConfig, n_ctx: int) -> Table:
     ]
     total = acc.train_flops_per_token(cfg, n_ctx)
     rows.append(["FLOPs / token", "Training step total", "", total])
-    rows.append(["FLOPs / token", "Kaplan's 6N", "", acc.six_n(cfg)])
-    rows.append(["FLOPs / token", "Exact − 6N", "", total - acc.six_n(cfg)])
+    six_n = acc.six_n(cfg) if cfg.family == "gpt2" else 6 * acc.block_weights(cfg)
+    rows.append(["FLOPs / token", "Kaplan's 6N" if cfg.family == "gpt2" else "6N", "", six_n])
+    rows.append(["FLOPs / token", "Exact − 6N", "", total - six_n])
     memory = acc.train_memory_rows(cfg)
     rows += [["bytes", r.label, r, r.value] for r in memory]
     rows.append(["bytes", "Weights, gradients and Adam state", "", sum(r.value for r in memory)])

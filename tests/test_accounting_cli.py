@@ -101,3 +101,35 @@ def test_numbers_print_the_cache_and_training_rows(capsys):
     train = next(line for line in out.splitlines() if "Training step total" in line)
     assert train.split()[-1] == fmt_int(acc.train_flops_per_token(cfg, 300))
     assert "reads token number t = 300" in out
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "mistral-7b-v0.1"])
+def test_numbers_prints_a_llama_size_from_its_family(capsys, name: str) -> None:
+    from generator.models import get_size
+
+    cfg = get_size(name)
+    code, out, err = run(capsys, "--model", name, "--context", "2048")
+    assert code == 0 and not err
+    assert (
+        f"{cfg.n_head} heads ({cfg.n_kv_head} key/value heads)" in out
+        or cfg.n_kv_head == cfg.n_head
+    )
+    assert "untied lm_head" in out and "wpe" not in out.split("\n\n")[1]
+    assert fmt_int(acc.params_total(cfg, "model")) in out
+    assert fmt_int(acc.flops_per_token(cfg, "model", 2048)) in out
+    assert "Kaplan N" not in out and "Kaplan's 6N" not in out  # GPT-2's shape, not this one
+    code, _, err = run(capsys, "--model", name, "--component", "wpe")
+    assert code == 2 and "unknown component 'wpe'" in err and "rope" in err
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback() -> None:
+    import subprocess
+    import sys
+
+    from tests.site_helpers import ROOT
+
+    done = subprocess.run(
+        f"{sys.executable} -m generator.cli numbers --model gpt2-xl | head -1",
+        shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.stdout.startswith("GPT-2 XL") and "Traceback" not in done.stderr
