@@ -146,6 +146,7 @@ class Glossary(Block):
     template: ClassVar[str] = "glossary.html"
     sizes: tuple[str, ...]  # column heads: "GPT-2 small", ...
     rows: tuple[GlossaryRow, ...]
+    label: str = "Symbols and their values per size"  # the table's accessible name
 
 
 @dataclass(frozen=True)

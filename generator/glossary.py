@@ -38,3 +38,47 @@ SYMBOLS: dict[str, Symbol] = {
         kaplan_n,
     ),
 }
+
+# The Llama family's: the same letters where they mean the same, and what it adds.
+LLAMA_SYMBOLS: dict[str, Symbol] = {
+    "llama-d": Symbol(
+        "llama-d", "d", "width of the residual stream (hidden_size)", lambda c: c.d_model
+    ),
+    "llama-h": Symbol(
+        "llama-h", "h", "query heads per layer (num_attention_heads)", lambda c: c.n_head
+    ),
+    "h_kv": Symbol(
+        "h_kv",
+        r"h_{\mathrm{kv}}",
+        "key/value heads per layer (num_key_value_heads); h / h_kv query heads share each",
+        lambda c: c.n_kv_head,
+    ),
+    "llama-d_head": Symbol(
+        "llama-d_head", r"d_{\mathrm{head}}", "width of one head: d / h", lambda c: c.d_head
+    ),
+    "llama-d_ff": Symbol(
+        "llama-d_ff",
+        r"d_{\mathrm{ff}}",
+        "hidden width of the SwiGLU MLP (intermediate_size), set by the config",
+        lambda c: c.d_mlp,
+    ),
+    "llama-L": Symbol(
+        "llama-L", "L", "number of decoder layers (num_hidden_layers)", lambda c: c.n_layer
+    ),
+    "llama-V": Symbol(
+        "llama-V", "V", "vocabulary size: rows of embed_tokens and lm_head", lambda c: c.vocab_size
+    ),
+    "llama-n_ctx": Symbol(
+        "llama-n_ctx",
+        r"n_{\mathrm{ctx}}",
+        "longest context the config allows (max_position_embeddings); no table limits it",
+        lambda c: c.n_ctx,
+    ),
+    "theta": Symbol("theta", r"\theta", "RoPE's base (rope_theta)", lambda c: round(c.rope_theta)),
+    "W": Symbol(
+        "W",
+        "W",
+        "sliding window: the positions a query sees, itself included (— when it sees all)",
+        lambda c: c.sliding_window or 0,
+    ),
+}

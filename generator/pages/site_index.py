@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 
 from generator import accounting, blocks
-from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.config import ModelConfig
+from generator.models import get_family
 from generator.pages.blocks import SourcesAccount, SourcesEntry, SourcesRepo
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
@@ -29,21 +30,29 @@ class SiteMacros(PageContext):
         "flop_relations",
     )
 
-    def glossary(self) -> str:
-        """The notation table: symbol, meaning, and its value in each GPT-2 size."""
-        from generator.glossary import SYMBOLS
+    def glossary(self, family: str = "gpt2") -> str:
+        """The notation table of a family: symbol, meaning, and its value in each size."""
+        from generator.glossary import LLAMA_SYMBOLS, SYMBOLS
 
-        sizes = [CONFIGS[name] for name in SIZES]
+        symbols = SYMBOLS if family == "gpt2" else LLAMA_SYMBOLS
+        sizes = family_sizes(family)
         rows = tuple(
             blocks.GlossaryRow(
                 anchor=sym.anchor,
                 tex=sym.tex,
                 meaning=sym.meaning,
-                values=tuple(fmt_int(sym.value(cfg)) if sym.value else "—" for cfg in sizes),
+                values=tuple(
+                    fmt_int(sym.value(cfg)) if sym.value and sym.value(cfg) else "—"
+                    for cfg in sizes
+                ),
             )
-            for sym in SYMBOLS.values()
+            for sym in symbols.values()
         )
-        return self.render_block(blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows))
+        label = "Symbols and their values per size"
+        if family != "gpt2":
+            label = f"{get_family(family).label} symbols and their values per size"
+        table = blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows, label=label)
+        return self.render_block(table)
 
     def model_numbers(self) -> str:
         """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""
