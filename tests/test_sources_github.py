@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import time
-import urllib.error
 from pathlib import Path
 
 import pytest
@@ -154,11 +153,11 @@ def test_connection_refused_means_offline_for_the_rest_of_the_run(tmp_path: Path
 def test_dns_failure_means_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
 
-    def no_dns(request, timeout, context=None):
-        calls.append(request.full_url)
-        raise urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))
+    def no_dns(host, *args, **kwargs):
+        calls.append(host)
+        raise socket.gaierror(-2, "Name or service not known")
 
-    monkeypatch.setattr("urllib.request.urlopen", no_dns)
+    monkeypatch.setattr("socket.getaddrinfo", no_dns)  # the lookup every connection makes
     http = Http(NetSettings(retries=3, backoff=5))
     for _ in range(2):
         with pytest.raises(Offline, match="DNS lookup failed|skipped"):
