@@ -31,6 +31,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # one page or asset of docs/ or the theme: 20 KB today
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
 
 
@@ -235,7 +236,16 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return files
         from generator.assets import unread_theme_files
+        from generator.checked_io import check_input
+        from generator.errors import InputError
 
+        try:  # MkDocs reads each page whole and copies each asset: a FIFO would hang it, a
+            for file in files:  # symlink to /dev/zero fill the disk (27 GB in a minute)
+                if file.abs_src_path and not file.generated_by:
+                    fix = "make it a regular file (or remove it), then build again"
+                    check_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
+        except InputError as error:
+            raise PluginError(f"Inside the Model: {error}") from None
         if self.made is None:
             self.made, figures = self._make_files()
             self.figure_jobs.append(self._drawing(figures))

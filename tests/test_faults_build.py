@@ -4,6 +4,7 @@ published (issue 11: Ctrl-C swapped a site without index.html in)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -156,3 +157,17 @@ def test_a_cache_dir_that_is_a_file_stops_the_build_clearly(built_site, tmp_path
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "is a file, not a directory" in result.stderr and "fix:" in result.stderr
     assert tree_digest(site) == before
+
+
+def test_a_fifo_or_a_device_in_docs_stops_the_build_clearly(tmp_path: Path) -> None:
+    """A FIFO named like a page hung the build forever (MkDocs reads each page whole); a symlink
+    to /dev/zero named like an image filled 27 GB of disk in a minute (unit-tested in
+    test_faults_inputs.py: here, a regression would fill the disk)."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    os.mkfifo(project / "docs" / "notes.md")
+    result = mkdocs_build(tmp_path / "site", config_dir=project)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "docs/notes.md: is a FIFO (a named pipe), not a file" in result.stderr
+    assert not (tmp_path / "site").exists()

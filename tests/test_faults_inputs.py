@@ -4,6 +4,7 @@ a clear error (exit 2, "error: … fix: …") or a warned recovery, never a trac
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -246,3 +247,135 @@ def test_the_katex_stylesheet_names_only_files_the_site_serves() -> None:
     assert named and all(f"assets/katex/{path}" in served for path in named)
     # every font the stylesheet declares keeps a source
     assert css.count("@font-face") == len(named) == len(served) - 1
+
+
+def standin_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "sources", root / "sources")
+    return root
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "larger", "missing"])
+def test_the_stand_in_is_read_only_as_a_file_of_its_pinned_size(tmp_path: Path, kind) -> None:
+    """A folder at the stand-in's path was an IsADirectoryError traceback; a symlink to /dev/zero
+    grew a build to 21 GB, a FIFO blocked it forever. The pin records the size: nothing longer,
+    and nothing but a regular file, is read."""
+    from generator.forward.standin import load_standin
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "standin.safetensors"
+    size = path.stat().st_size
+    path.unlink()
+    {
+        "folder": lambda: path.mkdir(),
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "larger": lambda: path.write_bytes(b"\0" * (size + 1)),
+        "missing": lambda: None,
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        load_standin(root)
+    message = str(caught.value)
+    assert str(path) in message and "artifacts.standin" in message and "git checkout" in message
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "huge", "not-utf8"])
+def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str) -> None:
+    from generator.forward.artifact import load_pin
+    from generator.forward.checkpoints import load_checkpoint_pins
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "checkpoints.toml"
+    path.unlink()
+    {
+        "folder": lambda: path.mkdir(),
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "huge": lambda: path.write_bytes(b"#" * (2 << 20)),
+        "not-utf8": lambda: path.write_bytes(b"# \xff\n"),
+    }[kind]()
+    for load in (lambda: load_pin(root, "standin"), lambda: load_checkpoint_pins(path)):
+        with pytest.raises(InputError) as caught:
+            load()
+        assert str(path) in str(caught.value) and "git checkout" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "dangling", "huge"])
+def test_files_mkdocs_reads_are_checked_first(tmp_path: Path, kind: str) -> None:
+    """MkDocs reads each page whole and copies each asset: a FIFO in docs/ hung the build, a
+    symlink to /dev/zero filled 27 GB of disk in a minute. The plugin checks each first."""
+    from generator.checked_io import check_input
+
+    path = tmp_path / "page.md"
+    {
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "folder": lambda: path.mkdir(),
+        "dangling": lambda: path.symlink_to(tmp_path / "gone"),
+        "huge": lambda: path.write_bytes(b"x" * 1001),
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        check_input(path, max_bytes=1000, fix="make it a file")
+    assert str(path) in str(caught.value) and "fix: make it a file" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "endless"])
+def test_tokenizer_files_are_bounded_reads(tmp_path: Path, kind: str) -> None:
+    from generator.forward.bpe import BPETokenizer
+
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    vocab.write_text('{"<|endoftext|>": 0}')
+    if kind == "fifo":
+        os.mkfifo(merges)
+    else:
+        merges.symlink_to("/dev/zero")
+    with pytest.raises(InputError) as caught:
+        BPETokenizer.from_files(vocab, merges)
+    assert str(merges) in str(caught.value) and "merges.txt" in caught.value.fix
+
+
+def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, monkeypatch) -> None:
+    """`itm pin`, `itm bump --write`, `itm verify --raise-evidence` and `itm train-standin` write
+    the lock or the pins: on a read-only checkout that was an OSError traceback."""
+    from generator.forward.artifact import write_pinned
+    from generator.sources.lock import load_lock, write_lock
+
+    lock = tmp_path / "lock.toml"
+    lock.write_bytes(LOCK.read_bytes())
+    root = standin_root(tmp_path)
+    pins = (root / "sources" / "checkpoints.toml").read_bytes()
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only)
+    for write, path in [
+        (lambda: write_lock(load_lock(lock), lock), lock),
+        (lambda: write_pinned(root, "standin", b"new bytes"), root / "sources/standin.safetensors"),
+    ]:
+        with pytest.raises(InputError) as caught:
+            write()
+        assert str(path) in str(caught.value) and "Read-only file system" in str(caught.value)
+    assert lock.read_bytes() == LOCK.read_bytes()
+    assert (root / "sources" / "checkpoints.toml").read_bytes() == pins
+
+
+def test_a_read_only_cache_is_warned_about_once_per_build(tmp_path, caplog, monkeypatch) -> None:
+    """Each module makes its own Store: a read-only checkout's build said 'cannot write the cache'
+    five times, and a key that could not be replaced (a read-only folder) was a traceback. Every
+    Store of one cache now shares the process's key, so entries still verify across them."""
+    (tmp_path / "cache.key").write_bytes(b"short")  # not a key: replaced, if it could be
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "unlink", read_only)
+    first, second = Store(tmp_path / "cache"), Store(tmp_path / "cache")
+    first.put_entry("figure", "ab" * 32, b"drawn")
+    assert second.get_entry("figure", "ab" * 32) == b"drawn"  # signed with the same key
+    monkeypatch.setattr(os, "replace", read_only)
+    for store in (first, second, Store(tmp_path / "cache")):
+        store.put_entry("figure", "cd" * 32, b"x")
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("cannot write the cache" in m for m in said) == 1, said
+    assert sum("cache.key" in m and "cannot" in m for m in said) == 1, said
