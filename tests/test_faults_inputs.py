@@ -3,6 +3,7 @@ a clear error (exit 2, "error: … fix: …") or a warned recovery, never a trac
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
@@ -247,6 +248,75 @@ def test_the_katex_stylesheet_names_only_files_the_site_serves() -> None:
     assert named and all(f"assets/katex/{path}" in served for path in named)
     # every font the stylesheet declares keeps a source
     assert css.count("@font-face") == len(named) == len(served) - 1
+
+
+def heads_site(tmp_path: Path, kind: str) -> Path:
+    """A site folder whose forward/heads.json is broken in one way."""
+    site = tmp_path / "site"
+    heads = site / "forward" / "heads.json"
+    head = {"layer": 0, "head": 0, "previous_token": 0.5, "induction": None, "first_token": 0.1}
+    data = {"source": "gpt2", "model": "GPT-2 small", "heads": [head]}
+    if kind == "missing-folder":
+        return site
+    if kind == "a-file":
+        site.write_text("not a site")
+        return site
+    site.mkdir()
+    if kind == "no-forward-page":
+        return site
+    heads.parent.mkdir()
+    writers = {
+        "fifo": lambda: os.mkfifo(heads),
+        "endless": lambda: heads.symlink_to("/dev/zero"),
+        "folder": lambda: heads.mkdir(),
+        "huge": lambda: heads.write_bytes(b" " * (17 << 20)),
+        "not-utf8": lambda: heads.write_bytes(b'{"source": "gpt2\xff"}'),
+        "not-json": lambda: heads.write_text("{"),
+        "too-deep": lambda: heads.write_text("[" * 100_000 + "]" * 100_000),
+        "a-list": lambda: heads.write_text("[]"),
+        "no-source": lambda: heads.write_text(json.dumps({**data, "source": None})),
+        "heads-not-a-list": lambda: heads.write_text(json.dumps({**data, "heads": 5})),
+        "head-not-an-object": lambda: heads.write_text(json.dumps({**data, "heads": [1]})),
+        "layer-a-string": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "layer": "5"}]})
+        ),
+        "layer-a-bool": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "layer": True}]})
+        ),
+        "score-missing": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{k: v for k, v in head.items() if k != "first_token"}]})
+        ),
+        "score-nan": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "previous_token": float("nan")}]})
+        ),
+    }
+    writers[kind]()
+    return site
+
+
+CHECK_HEADS_FAULTS = [
+    "missing-folder", "a-file", "no-forward-page", "fifo", "endless", "folder", "huge", "not-utf8",
+    "not-json", "too-deep", "a-list", "no-source", "heads-not-a-list", "head-not-an-object",
+    "layer-a-string", "layer-a-bool", "score-missing", "score-nan",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", CHECK_HEADS_FAULTS)
+def test_check_heads_on_a_missing_or_malformed_site(tmp_path: Path, capsys, kind: str) -> None:
+    """Each was a traceback (exit 1, as 'the heads disagree' is), a hang (FIFO) or a MemoryError
+    (/dev/zero). Now exit 2 with the file, the entry and the fix."""
+    site = heads_site(tmp_path, kind)
+    err = run_cli(["check-heads", str(site)], capsys)
+    assert str(site) in err and "fix:" in err
+
+
+def test_check_heads_exit_codes_are_documented(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["check-heads", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 the site shows GPT-2's heads and they agree" in text and "2 the site's" in text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "exits 1 unless" in readme and "2 when the site's `forward/heads.json`" in readme
 
 
 def standin_root(tmp_path: Path) -> Path:
