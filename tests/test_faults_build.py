@@ -171,3 +171,15 @@ def test_a_fifo_or_a_device_in_docs_stops_the_build_clearly(tmp_path: Path) -> N
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
     assert "docs/notes.md: is a FIFO (a named pipe), not a file" in result.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_an_out_of_range_source_date_epoch_stops_the_build_clearly(built_site, tmp_path) -> None:
+    """SOURCE_DATE_EPOCH=99999999999 passed isdigit() and stopped MkDocs with a struct.error
+    traceback while it gzipped the sitemap, after the whole build."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    before = tree_digest(site)
+    result = mkdocs_build(site, SOURCE_DATE_EPOCH="99999999999")
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "SOURCE_DATE_EPOCH='99999999999' is out of range" in result.stderr
+    assert tree_digest(site) == before

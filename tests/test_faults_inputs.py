@@ -250,6 +250,24 @@ def test_the_katex_stylesheet_names_only_files_the_site_serves() -> None:
     assert css.count("@font-face") == len(named) == len(served) - 1
 
 
+# -- issue 24: out-of-range epochs, unreadable sites, unbounded reads, read-only writes ----------
+@pytest.mark.parametrize(
+    "value",
+    ["99999999999999999999", "99999999999", "4295030400", "1" * 5000, "²", "١٧٠٠٠٠٠٠٠٠", "1e9"],
+)
+def test_a_source_date_epoch_out_of_range_is_an_input_error(value: str) -> None:
+    """Digits isdigit() accepts but MkDocs does not: 10**20 overflowed time_t, 10**11 and
+    2106-02-08 a gzip header's 32 bits (tracebacks inside MkDocs), '²' is a digit int() refuses,
+    5,000 digits exceed Python's own int() limit. ASCII digits (as the spec says) from 0 to
+    2**32 - 1 are taken."""
+    with pytest.raises(InputError) as caught:
+        Settings.load(ROOT, env={"SOURCE_DATE_EPOCH": value})
+    message = str(caught.value)
+    assert "SOURCE_DATE_EPOCH" in message and "4294967295" in message and "fix:" in message
+    for ok in ("0", "4294967295", " 1700000000 "):
+        Settings.load(ROOT, env={"SOURCE_DATE_EPOCH": ok})
+
+
 def heads_site(tmp_path: Path, kind: str) -> Path:
     """A site folder whose forward/heads.json is broken in one way."""
     site = tmp_path / "site"
