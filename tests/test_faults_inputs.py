@@ -99,6 +99,23 @@ def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> N
     assert caught.value.file == "sources/web-assets.toml" and caught.value.fix
 
 
+@pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "huge"])
+def test_a_web_assets_file_that_is_not_a_file_is_an_input_error(tmp_path: Path, kind) -> None:
+    """A FIFO at sources/web-assets.toml hung the build; a symlink to /dev/zero ran out of
+    memory (issue 24)."""
+    path = tmp_path / "sources" / "web-assets.toml"
+    path.parent.mkdir()
+    {
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "folder": lambda: path.mkdir(),
+        "huge": lambda: path.write_bytes(b"#" * (2 << 20)),
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    assert caught.value.file == "sources/web-assets.toml" and "cannot read it" in str(caught.value)
+
+
 def test_a_safetensors_header_of_nested_brackets(tmp_path: Path) -> None:
     header = b"[" * 100_000 + b"]" * 100_000
     path = tmp_path / "model.safetensors"
