@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.errors import InputError
-from generator.store import Store, sha256_hex
+from generator.store import Store, read_regular, sha256_hex
 
 if TYPE_CHECKING:
     from generator.sources.fetch import NetSettings
@@ -35,7 +35,7 @@ def load_asset_pins(root: Path) -> dict[str, PackagePin]:
     """Every [package] table of sources/web-assets.toml, checked field by field."""
     path = root / ASSETS_FILE
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, max_bytes=1 << 20).decode("utf-8"))  # 1 KB now
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(
             f"cannot read it ({error})", file=ASSETS_FILE, fix="restore it from git"

@@ -14,6 +14,7 @@ the same entry point. The plugin only adapts MkDocs events to the generator:
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -31,7 +32,13 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # one page or asset of docs/ or the theme: 20 KB today
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
+# Errors of the machine, not of the code, that may stop MkDocs' own writes: a clear message, no
+# traceback (a full disk or quota, a read-only or forbidden folder, a failing disk).
+ENVIRONMENT_ERRORS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
 
 
 class ItmConfig(base.Config):
@@ -184,9 +191,14 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return files
         from generator.assets import unread_theme_files
+        from generator.checked_io import check_input
         from generator.errors import InputError
 
-        try:
+        try:  # MkDocs reads each page whole and copies each asset: a FIFO would hang it, a
+            for file in files:  # symlink to /dev/zero fill the disk (27 GB in a minute)
+                if file.abs_src_path and not file.generated_by:
+                    fix = "make it a regular file (or remove it), then build again"
+                    check_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
             made = self.build.files()
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
@@ -369,9 +381,19 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         publication, self.publication = self.publication, None
         if publication is None:
             return
-        raised = sys.exc_info()[0]  # on_shutdown runs in `finally`: what ended the build
-        interrupted = raised is not None and not issubclass(raised, Exception)  # Ctrl-C, exit
+        raised = sys.exc_info()[1]  # on_shutdown runs in `finally`: what ended the build
+        interrupted = raised is not None and not isinstance(raised, Exception)  # Ctrl-C, exit
         if self.built and not self.failed and raised is None:
-            publication.commit()
-        else:
-            publication.abandon("build interrupted" if interrupted else "build failed")
+            from generator.errors import InputError
+
+            try:
+                publication.commit()
+            except InputError as error:  # a full disk, no permission: the old site is intact
+                raise PluginError(f"Inside the Model: {error}") from None
+            return
+        publication.abandon("build interrupted" if interrupted else "build failed")
+        if isinstance(raised, OSError) and raised.errno in ENVIRONMENT_ERRORS:
+            from generator.publish import failure  # MkDocs' own writes: a full disk, say
+
+            clear = failure(raised, "write the new site", publication.final)
+            raise PluginError(f"Inside the Model: {clear}") from None

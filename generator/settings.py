@@ -21,6 +21,7 @@ DEFAULT_PYPI_SIMPLE = "https://pypi.org/simple"
 DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
+MAX_EPOCH = 2**32 - 1  # a gzip header's mtime is 32 bits
 
 # option in mkdocs.yml -> environment variable that overrides it
 SETTINGS: dict[str, str] = {
@@ -82,13 +83,8 @@ class Settings:
                 values[option] = ""  # set but empty: explicitly off
         cache_dir = Path(values.get("cache_dir") or ".cache").expanduser()
         epoch = env.get("SOURCE_DATE_EPOCH")
-        if epoch is not None and not epoch.strip().isdigit():
-            raise InputError(  # MkDocs itself would stop with a traceback on it
-                f"SOURCE_DATE_EPOCH={epoch!r} is not a time",
-                entry="SOURCE_DATE_EPOCH",
-                fix="set it to whole seconds since 1970 (`git log -1 --format=%ct`), or unset it"
-                " for the commit time of HEAD",
-            )
+        if epoch is not None:
+            source_date_epoch(epoch)
         prompt = values.get("forward_prompt")
         if prompt is not None and not str(prompt).strip():
             raise InputError(
@@ -120,6 +116,24 @@ class Settings:
                 values.get("draw_timeout", DRAW_TIMEOUT), SETTINGS["draw_timeout"]
             ),
         )
+
+
+def source_date_epoch(value: str) -> int:
+    """SOURCE_DATE_EPOCH as seconds since 1970, or an InputError naming it: ASCII digits (as the
+    reproducible-builds spec says; isdigit() also passes "²", which int() refuses) for a time
+    from 1970 to 2106, the last second a gzip header holds (MkDocs stamps sitemap.xml.gz with
+    it, and its own date parsing ends in year 9999 or at the platform's time_t)."""
+    text = value.strip()
+    digits = text.isascii() and text.isdigit()
+    if digits and len(text) <= len(str(MAX_EPOCH)) and int(text) <= MAX_EPOCH:
+        return int(text)
+    what = "is out of range" if digits else "is not a time"
+    raise InputError(  # MkDocs itself would stop with a traceback on it
+        f"SOURCE_DATE_EPOCH={value!r} {what}",
+        entry="SOURCE_DATE_EPOCH",
+        fix=f"set it to whole seconds since 1970, at most {MAX_EPOCH} (2106-02-07), e.g. `git log"
+        " -1 --format=%ct`; or unset it for the commit time of HEAD",
+    )
 
 
 def not_utf8(text: str, entry: str) -> None:

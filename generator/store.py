@@ -55,6 +55,8 @@ BUILDS_FILE = "builds.json"  # the start times of the last BUILDS_KEPT builds
 PRUNED_KINDS = ("memo_files", "memo_page", "figure", "katex", "katex_formula", "jinja",
                 "sha256_memo")  # fmt: skip
 _HEX = frozenset("0123456789abcdef")
+_UNWRITABLE: set[str] = set()  # caches found read-only in this process: said once, not per Store
+_PROCESS_KEYS: dict[str, bytes] = {}  # CACHE.key path -> this process's key, where it failed
 
 
 def sha256_hex(data: bytes | str) -> str:
@@ -236,7 +238,7 @@ class Store:
         cannot be read or written, a key for this process alone: entries still verify within
         the build, and none made now will be trusted by the next one."""
         if self._key is None:
-            self._key = self._load_or_make_key()
+            self._key = _PROCESS_KEYS.get(str(self.key_path)) or self._load_or_make_key()
         return self._key
 
     def _load_or_make_key(self) -> bytes:
@@ -248,24 +250,28 @@ class Store:
                 key = b""
             except OSError as error:
                 LOG.warning("Inside the Model: cannot read %s (%s)", path, error.strerror or error)
-                return os.urandom(KEY_BYTES)
+                return self._process_key()
             if len(key) == KEY_BYTES:
                 return key
-            if key:
-                LOG.warning("Inside the Model: %s is not a cache key; making a new one", path)
-                path.unlink(missing_ok=True)
             try:
+                if key:
+                    LOG.warning("Inside the Model: %s is not a cache key; making a new one", path)
+                    path.unlink(missing_ok=True)
                 _create_exclusive(path, os.urandom(KEY_BYTES))
             except FileExistsError:
                 continue  # another build made it first: read theirs
-            except OSError as error:
+            except OSError as error:  # a read-only checkout: neither removed nor made
                 LOG.warning(
                     "Inside the Model: cannot write %s (%s); cached entries will be rebuilt",
                     path,
                     error.strerror or error,
                 )
-                return os.urandom(KEY_BYTES)
-        return os.urandom(KEY_BYTES)
+                return self._process_key()
+        return self._process_key()
+
+    def _process_key(self) -> bytes:
+        """A key for this process alone, shared by its every Store of this cache (said once)."""
+        return _PROCESS_KEYS.setdefault(str(self.key_path), os.urandom(KEY_BYTES))
 
     def get_json(self, kind: str, key: str) -> object | None:
         payload = self.get_entry(kind, key)
@@ -363,7 +369,7 @@ class Store:
         return path
 
     def _write(self, path: Path, data: bytes) -> None:
-        if self._unwritable:
+        if self._unwritable or str(self.root) in _UNWRITABLE:  # said once, by whichever Store
             return
         try:
             if path.is_dir() and not path.is_symlink():
@@ -371,6 +377,7 @@ class Store:
             write_atomic(path, data)
         except OSError as error:
             self._unwritable = True
+            _UNWRITABLE.add(str(self.root))
             LOG.warning(
                 "Inside the Model: cannot write the cache at %s (%s); going on without caching",
                 self.root,

@@ -4,6 +4,7 @@ published (issue 11: Ctrl-C swapped a site without index.html in)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -184,3 +185,165 @@ def test_a_cache_dir_that_is_a_file_stops_the_build_clearly(built_site, tmp_path
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "is a file, not a directory" in result.stderr and "fix:" in result.stderr
     assert tree_digest(site) == before
+
+
+# -- a full disk while MkDocs writes the site (issue 24): a clean error, the old site intact ------
+# `mkdocs build` whose page writes fail with ENOSPC after a few files, as on a full disk.
+FULL_DISK_MKDOCS = """
+import errno
+import os
+import sys
+
+from mkdocs import utils
+from mkdocs.__main__ import cli
+
+write_file = utils.write_file
+written = []
+
+
+def full_disk(content, output_path):
+    written.append(output_path)
+    if len(written) > 3:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as write() raises it: no name
+    write_file(content, output_path)
+
+
+utils.write_file = full_disk
+cli.main(args=sys.argv[1:], prog_name="mkdocs")
+"""
+
+# The real thing: the site on a tmpfs with room for it and half of a second copy, in a private
+# mount namespace; what the disk holds afterwards is copied out for the test to look at.
+TMPFS_BUILD = """
+set -e
+mount -t tmpfs -o size="$SIZE" tmpfs "$DISK"
+cp -a "$BUILT" "$DISK/site"
+set +e
+"$PYTHON" -c "$MKDOCS" build --site-dir "$DISK/site" > "$OUT" 2>&1
+echo $? > "$CODE"
+cp -a "$DISK/." "$AFTER"
+"""
+
+
+def _disk_bytes(folder: Path) -> int:
+    """What a tmpfs needs to hold `folder`: whole 4 KiB pages per file and per folder."""
+    paths = [folder, *folder.rglob("*")]
+    return sum(4096 * (1 + (p.stat().st_size if p.is_file() else 0) // 4096) for p in paths)
+
+
+@pytest.mark.parametrize("how", ["injected", "tmpfs"])
+def test_a_full_disk_while_mkdocs_writes_is_a_clean_error(built_site, tmp_path, how) -> None:
+    """ENOSPC from MkDocs' own writes went out as an OSError traceback."""
+    from tests.site_helpers import NO_TORCH_MKDOCS
+
+    before = tree_digest(built_site)
+    if how == "injected":
+        site = tmp_path / "site"
+        shutil.copytree(built_site, site)
+        result = subprocess.run(
+            [sys.executable, "-c", FULL_DISK_MKDOCS, "build", "--site-dir", str(site)],
+            cwd=ROOT,
+            env=build_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        code, output, after = result.returncode, result.stdout + result.stderr, tmp_path
+    else:
+        if shutil.which("unshare") is None:
+            pytest.skip("no unshare here")
+        disk = tmp_path / "disk"
+        disk.mkdir()
+        probe = subprocess.run(
+            ["unshare", "-m", "mount", "-t", "tmpfs", "tmpfs", str(disk)], capture_output=True
+        )
+        if probe.returncode != 0:
+            pytest.skip(f"mounting is not allowed here: {probe.stderr.decode().strip()}")
+        after = tmp_path / "after"
+        after.mkdir()
+        room = _disk_bytes(built_site) * 3 // 2
+        env = build_env(
+            SIZE=str(room), DISK=str(disk), BUILT=str(built_site), PYTHON=sys.executable
+        )
+        env.update(MKDOCS=NO_TORCH_MKDOCS, OUT=str(tmp_path / "out"), CODE=str(tmp_path / "code"))
+        env["AFTER"] = str(after)
+        subprocess.run(["unshare", "-m", "sh", "-c", TMPFS_BUILD], cwd=ROOT, env=env, timeout=600)
+        code = int((tmp_path / "code").read_text())
+        output = (tmp_path / "out").read_text()
+    assert code != 0 and "Traceback" not in output, output
+    assert "No space left on device" in output and "free some space" in output, output
+    assert tree_digest(after / "site") == before  # the previous site, whole and unchanged
+    assert not list(after.glob(".site.staging-*")) and not (after / ".site.old").exists()
+
+
+# -- a read-only checkout (issue 24) ----------------------------------------------------------------
+READ_ONLY_BUILDS = """
+set -e
+mount --bind "$PROJECT" "$PROJECT"
+mount -o remount,bind,ro "$PROJECT"
+cd "$PROJECT"
+set +e
+"$PYTHON" -c "$MKDOCS" build > "$OUT/inside" 2>&1
+echo $? > "$OUT/inside.code"
+"$PYTHON" -c "$MKDOCS" build --site-dir "$OUT/site" > "$OUT/outside" 2>&1
+echo $? > "$OUT/outside.code"
+"""
+
+
+def test_a_read_only_checkout_builds_elsewhere_or_stops_clearly(tmp_path: Path) -> None:
+    """A checkout mounted read-only, its cache inside it: a build into the checkout's own site/
+    stopped with an OSError traceback (the build lock); one into a writable folder works, saying
+    once that the cache cannot be written."""
+    from tests.site_helpers import NO_TORCH_MKDOCS
+    from tests.test_build import project_copy
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare here")
+    project = project_copy(tmp_path)
+    probe = subprocess.run(
+        ["unshare", "-m", "mount", "--bind", str(project), str(project)], capture_output=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"mounting is not allowed here: {probe.stderr.decode().strip()}")
+    shutil.copytree(ROOT / ".cache", project / ".cache")  # warm, and read-only with the rest
+    shutil.copy(ROOT / ".cache.key", project / ".cache.key")
+    out = tmp_path / "out"
+    out.mkdir()
+    env = build_env(PROJECT=str(project), OUT=str(out), PYTHON=sys.executable)
+    env.update(MKDOCS=NO_TORCH_MKDOCS, ITM_CACHE_DIR=str(project / ".cache"))
+    env["ITM_FORWARD_PROMPT"] = "the cat sat on the mat and the cat sat"  # a page to compute
+    subprocess.run(["unshare", "-m", "sh", "-c", READ_ONLY_BUILDS], env=env, timeout=1200)
+    inside = (out / "inside").read_text()
+    assert int((out / "inside.code").read_text()) != 0 and "Traceback" not in inside, inside
+    assert "Read-only file system" in inside and "set site_dir" in inside, inside
+    assert not (project / "site").exists()
+    outside = (out / "outside").read_text()
+    assert int((out / "outside.code").read_text()) == 0, outside
+    assert "Traceback" not in outside and (out / "site" / "index.html").is_file()
+    assert outside.count("cannot write the cache") <= 1, outside
+
+
+def test_an_out_of_range_source_date_epoch_stops_the_build_clearly(built_site, tmp_path) -> None:
+    """SOURCE_DATE_EPOCH=99999999999 passed isdigit() and stopped MkDocs with a struct.error
+    traceback while it gzipped the sitemap, after the whole build."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    before = tree_digest(site)
+    result = mkdocs_build(site, SOURCE_DATE_EPOCH="99999999999")
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "SOURCE_DATE_EPOCH='99999999999' is out of range" in result.stderr
+    assert tree_digest(site) == before
+
+
+def test_a_fifo_or_a_device_in_docs_stops_the_build_clearly(tmp_path: Path) -> None:
+    """A FIFO named like a page hung the build forever (MkDocs reads each page whole); a symlink
+    to /dev/zero named like an image filled 27 GB of disk in a minute (unit-tested in
+    test_faults_inputs.py: here, a regression would fill the disk)."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    os.mkfifo(project / "docs" / "notes.md")
+    result = mkdocs_build(tmp_path / "site", config_dir=project)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "docs/notes.md: is a FIFO (a named pipe), not a file" in result.stderr
+    assert not (tmp_path / "site").exists()

@@ -3,7 +3,9 @@ a clear error (exit 2, "error: … fix: …") or a warned recovery, never a trac
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -95,6 +97,23 @@ def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> N
     with pytest.raises(InputError) as caught:
         load_asset_pins(tmp_path)
     assert caught.value.file == "sources/web-assets.toml" and caught.value.fix
+
+
+@pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "huge"])
+def test_a_web_assets_file_that_is_not_a_file_is_an_input_error(tmp_path: Path, kind) -> None:
+    """A FIFO at sources/web-assets.toml hung the build; a symlink to /dev/zero ran out of
+    memory (issue 24)."""
+    path = tmp_path / "sources" / "web-assets.toml"
+    path.parent.mkdir()
+    {
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "folder": lambda: path.mkdir(),
+        "huge": lambda: path.write_bytes(b"#" * (2 << 20)),
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    assert caught.value.file == "sources/web-assets.toml" and "cannot read it" in str(caught.value)
 
 
 def test_a_safetensors_header_of_nested_brackets(tmp_path: Path) -> None:
@@ -246,3 +265,222 @@ def test_the_katex_stylesheet_names_only_files_the_site_serves() -> None:
     assert named and all(f"assets/katex/{path}" in served for path in named)
     # every font the stylesheet declares keeps a source
     assert css.count("@font-face") == len(named) == len(served) - 1
+
+
+# -- issue 24: out-of-range epochs, unreadable sites, unbounded reads, read-only writes ----------
+@pytest.mark.parametrize(
+    "value",
+    ["99999999999999999999", "99999999999", "4295030400", "1" * 5000, "²", "١٧٠٠٠٠٠٠٠٠", "1e9"],
+)
+def test_a_source_date_epoch_out_of_range_is_an_input_error(value: str) -> None:
+    """Digits isdigit() accepts but MkDocs does not: 10**20 overflowed time_t, 10**11 and
+    2106-02-08 a gzip header's 32 bits (tracebacks inside MkDocs), '²' is a digit int() refuses,
+    5,000 digits exceed Python's own int() limit. ASCII digits (as the spec says) from 0 to
+    2**32 - 1 are taken."""
+    with pytest.raises(InputError) as caught:
+        Settings.load(ROOT, env={"SOURCE_DATE_EPOCH": value})
+    message = str(caught.value)
+    assert "SOURCE_DATE_EPOCH" in message and "4294967295" in message and "fix:" in message
+    for ok in ("0", "4294967295", " 1700000000 "):
+        Settings.load(ROOT, env={"SOURCE_DATE_EPOCH": ok})
+
+
+def heads_site(tmp_path: Path, kind: str) -> Path:
+    """A site folder whose forward/heads.json is broken in one way."""
+    site = tmp_path / "site"
+    heads = site / "forward" / "heads.json"
+    head = {"layer": 0, "head": 0, "previous_token": 0.5, "induction": None, "first_token": 0.1}
+    data = {"source": "gpt2", "model": "GPT-2 small", "heads": [head]}
+    if kind == "missing-folder":
+        return site
+    if kind == "a-file":
+        site.write_text("not a site")
+        return site
+    site.mkdir()
+    if kind == "no-forward-page":
+        return site
+    heads.parent.mkdir()
+    writers = {
+        "fifo": lambda: os.mkfifo(heads),
+        "endless": lambda: heads.symlink_to("/dev/zero"),
+        "folder": lambda: heads.mkdir(),
+        "huge": lambda: heads.write_bytes(b" " * (17 << 20)),
+        "not-utf8": lambda: heads.write_bytes(b'{"source": "gpt2\xff"}'),
+        "not-json": lambda: heads.write_text("{"),
+        "too-deep": lambda: heads.write_text("[" * 100_000 + "]" * 100_000),
+        "a-list": lambda: heads.write_text("[]"),
+        "no-source": lambda: heads.write_text(json.dumps({**data, "source": None})),
+        "heads-not-a-list": lambda: heads.write_text(json.dumps({**data, "heads": 5})),
+        "head-not-an-object": lambda: heads.write_text(json.dumps({**data, "heads": [1]})),
+        "layer-a-string": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "layer": "5"}]})
+        ),
+        "layer-a-bool": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "layer": True}]})
+        ),
+        "score-missing": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{k: v for k, v in head.items() if k != "first_token"}]})
+        ),
+        "score-nan": lambda: heads.write_text(
+            json.dumps({**data, "heads": [{**head, "previous_token": float("nan")}]})
+        ),
+    }
+    writers[kind]()
+    return site
+
+
+CHECK_HEADS_FAULTS = [
+    "missing-folder", "a-file", "no-forward-page", "fifo", "endless", "folder", "huge", "not-utf8",
+    "not-json", "too-deep", "a-list", "no-source", "heads-not-a-list", "head-not-an-object",
+    "layer-a-string", "layer-a-bool", "score-missing", "score-nan",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", CHECK_HEADS_FAULTS)
+def test_check_heads_on_a_missing_or_malformed_site(tmp_path: Path, capsys, kind: str) -> None:
+    """Each was a traceback (exit 1, as 'the heads disagree' is), a hang (FIFO) or a MemoryError
+    (/dev/zero). Now exit 2 with the file, the entry and the fix."""
+    site = heads_site(tmp_path, kind)
+    err = run_cli(["check-heads", str(site)], capsys)
+    assert str(site) in err and "fix:" in err
+
+
+def test_check_heads_exit_codes_are_documented(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["check-heads", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 the site shows GPT-2's heads and they agree" in text and "2 the site's" in text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "exits 1 unless" in readme and "2 when the site's `forward/heads.json`" in readme
+
+
+def standin_root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "sources", root / "sources")
+    return root
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "larger", "missing"])
+def test_the_stand_in_is_read_only_as_a_file_of_its_pinned_size(tmp_path: Path, kind) -> None:
+    """A folder at the stand-in's path was an IsADirectoryError traceback; a symlink to /dev/zero
+    grew a build to 21 GB, a FIFO blocked it forever. The pin records the size: nothing longer,
+    and nothing but a regular file, is read."""
+    from generator.forward.standin import load_standin
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "standin.safetensors"
+    size = path.stat().st_size
+    path.unlink()
+    {
+        "folder": lambda: path.mkdir(),
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "larger": lambda: path.write_bytes(b"\0" * (size + 1)),
+        "missing": lambda: None,
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        load_standin(root)
+    message = str(caught.value)
+    assert str(path) in message and "artifacts.standin" in message and "git checkout" in message
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "huge", "not-utf8"])
+def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str) -> None:
+    from generator.forward.artifact import load_pin
+    from generator.forward.checkpoints import load_checkpoint_pins
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "checkpoints.toml"
+    path.unlink()
+    {
+        "folder": lambda: path.mkdir(),
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "huge": lambda: path.write_bytes(b"#" * (2 << 20)),
+        "not-utf8": lambda: path.write_bytes(b"# \xff\n"),
+    }[kind]()
+    for load in (lambda: load_pin(root, "standin"), lambda: load_checkpoint_pins(path)):
+        with pytest.raises(InputError) as caught:
+            load()
+        assert str(path) in str(caught.value) and "git checkout" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "dangling", "huge"])
+def test_files_mkdocs_reads_are_checked_first(tmp_path: Path, kind: str) -> None:
+    """MkDocs reads each page whole and copies each asset: a FIFO in docs/ hung the build, a
+    symlink to /dev/zero filled 27 GB of disk in a minute. The plugin checks each first."""
+    from generator.checked_io import check_input
+
+    path = tmp_path / "page.md"
+    {
+        "fifo": lambda: os.mkfifo(path),
+        "endless": lambda: path.symlink_to("/dev/zero"),
+        "folder": lambda: path.mkdir(),
+        "dangling": lambda: path.symlink_to(tmp_path / "gone"),
+        "huge": lambda: path.write_bytes(b"x" * 1001),
+    }[kind]()
+    with pytest.raises(InputError) as caught:
+        check_input(path, max_bytes=1000, fix="make it a file")
+    assert str(path) in str(caught.value) and "fix: make it a file" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "endless"])
+def test_tokenizer_files_are_bounded_reads(tmp_path: Path, kind: str) -> None:
+    from generator.forward.bpe import BPETokenizer
+
+    vocab, merges = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    vocab.write_text('{"<|endoftext|>": 0}')
+    if kind == "fifo":
+        os.mkfifo(merges)
+    else:
+        merges.symlink_to("/dev/zero")
+    with pytest.raises(InputError) as caught:
+        BPETokenizer.from_files(vocab, merges)
+    assert str(merges) in str(caught.value) and "merges.txt" in caught.value.fix
+
+
+def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, monkeypatch) -> None:
+    """`itm pin`, `itm bump --write`, `itm verify --raise-evidence` and `itm train-standin` write
+    the lock or the pins: on a read-only checkout that was an OSError traceback."""
+    from generator.forward.artifact import write_pinned
+    from generator.sources.lock import load_lock, write_lock
+
+    lock = tmp_path / "lock.toml"
+    lock.write_bytes(LOCK.read_bytes())
+    root = standin_root(tmp_path)
+    pins = (root / "sources" / "checkpoints.toml").read_bytes()
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", read_only)
+    for write, path in [
+        (lambda: write_lock(load_lock(lock), lock), lock),
+        (lambda: write_pinned(root, "standin", b"new bytes"), root / "sources/standin.safetensors"),
+    ]:
+        with pytest.raises(InputError) as caught:
+            write()
+        assert str(path) in str(caught.value) and "Read-only file system" in str(caught.value)
+    assert lock.read_bytes() == LOCK.read_bytes()
+    assert (root / "sources" / "checkpoints.toml").read_bytes() == pins
+
+
+def test_a_read_only_cache_is_warned_about_once_per_build(tmp_path, caplog, monkeypatch) -> None:
+    """Each module makes its own Store: a read-only checkout's build said 'cannot write the cache'
+    five times, and a key that could not be replaced (a read-only folder) was a traceback. Every
+    Store of one cache now shares the process's key, so entries still verify across them."""
+    (tmp_path / "cache.key").write_bytes(b"short")  # not a key: replaced, if it could be
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "unlink", read_only)
+    first, second = Store(tmp_path / "cache"), Store(tmp_path / "cache")
+    first.put_entry("figure", "ab" * 32, b"drawn")
+    assert second.get_entry("figure", "ab" * 32) == b"drawn"  # signed with the same key
+    monkeypatch.setattr(os, "replace", read_only)
+    for store in (first, second, Store(tmp_path / "cache")):
+        store.put_entry("figure", "cd" * 32, b"x")
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("cannot write the cache" in m for m in said) == 1, said
+    assert sum("cache.key" in m and "cannot" in m for m in said) == 1, said

@@ -4,15 +4,23 @@ generator.publish is driven directly (real processes, real flock, real renames);
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import multiprocessing
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from generator import publish
 from generator.errors import InputError
 from generator.publish import Publication, exchange, repair
+from tests.site_helpers import ROOT
 
 
 def make_site(path: Path, marker: str, files: int = 20) -> None:
@@ -189,3 +197,231 @@ def test_messages_go_to_the_named_logger(tmp_path: Path, caplog: pytest.LogCaptu
         Publication.begin(tmp_path / "site").abandon()
     said = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.itm"]
     assert any("restored" in m for m in said) and any("left as it was" in m for m in said)
+
+
+# -- file system errors while publishing (issue 24): a clear error, the previous site intact ------
+ERRORS = {
+    "EXDEV": OSError(errno.EXDEV, os.strerror(errno.EXDEV)),
+    "ENOSPC": OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+    "EACCES": PermissionError(errno.EACCES, os.strerror(errno.EACCES)),
+    "EBUSY": OSError(errno.EBUSY, os.strerror(errno.EBUSY)),
+}
+FIXES = {"EXDEV": "folder inside it", "ENOSPC": "free some space", "EACCES": "writable"}
+FIXES["EBUSY"] = FIXES["EXDEV"]
+
+
+def staged(site: Path) -> Publication:
+    """A publication of a complete new site ("new") over a complete old one ("old")."""
+    make_site(site, "old")
+    publication = Publication.begin(site, say=lambda m: None)
+    os.rmdir(publication.staging)
+    make_site(publication.staging, "new")
+    return publication
+
+
+def assert_clean(raised: pytest.ExceptionInfo, site: Path, name: str) -> None:
+    """The error names the site, what happened and the fix; the old site is whole and alone."""
+    message = str(raised.value)
+    assert str(site) in message and ERRORS[name].strerror in message, message
+    assert "left as it was" in message and FIXES[name] in message.partition("\n  fix: ")[2]
+    assert is_complete(site, "old")
+    assert sorted(p.name for p in site.parent.iterdir()) == [".site.lock", "site"]
+    Publication.begin(site, wait=0, say=lambda m: None).abandon()  # the lock was released
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_an_error_in_the_exchange_keeps_the_previous_site(tmp_path, monkeypatch, name) -> None:
+    publication = staged(tmp_path / "site")
+
+    def refuse(a: Path, b: Path) -> bool:
+        raise OSError(ERRORS[name].errno, ERRORS[name].strerror, str(b))
+
+    monkeypatch.setattr(publish, "exchange", refuse)
+    with pytest.raises(InputError) as raised:
+        publication.commit()
+    assert_clean(raised, tmp_path / "site", name)
+
+
+@pytest.mark.parametrize("step", ["first", "second"])
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_an_error_in_either_rename_keeps_the_previous_site(tmp_path, monkeypatch, name, step):
+    """The fallback swap (no renameat2 exchange): site -> .site.old, staging -> site. An error in
+    the second rename left no site/ until the next build (and a traceback)."""
+    site = tmp_path / "site"
+    publication = staged(site)
+    moving = site if step == "first" else publication.staging
+    rename = Path.rename
+
+    def failing(self: Path, target):
+        if self == moving:
+            raise type(ERRORS[name])(ERRORS[name].errno, ERRORS[name].strerror, str(self))
+        return rename(self, target)
+
+    monkeypatch.setattr(publish, "exchange", lambda a, b: False)
+    monkeypatch.setattr(Path, "rename", failing)
+    with pytest.raises(InputError) as raised:
+        publication.commit()
+    assert_clean(raised, site, name)
+
+
+def test_ctrl_c_between_the_two_renames_puts_the_site_back(tmp_path, monkeypatch) -> None:
+    site = tmp_path / "site"
+    publication = staged(site)
+    rename = Path.rename
+
+    def interrupted(self: Path, target):
+        if self == publication.staging:
+            raise KeyboardInterrupt
+        return rename(self, target)
+
+    monkeypatch.setattr(publish, "exchange", lambda a, b: False)
+    monkeypatch.setattr(Path, "rename", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        publication.commit()
+    assert is_complete(site, "old") and not (tmp_path / ".site.old").exists()
+
+
+# Run by the test below in a child process: a fallback swap that stops itself (SIGSTOP) right
+# after its first rename, so the test can SIGKILL it exactly between the two.
+STOP_BETWEEN_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+
+from generator import publish
+from tests.test_faults_publish import make_site
+
+site = Path(sys.argv[1])
+publish.exchange = lambda a, b: False
+rename = Path.rename
+
+
+def stopping(self, target):
+    result = rename(self, target)
+    if self == site:  # site is now .site.old; the new site is not yet in place
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return result
+
+
+Path.rename = stopping
+publication = publish.Publication.begin(site, say=lambda m: None)
+os.rmdir(publication.staging)
+make_site(publication.staging, "new")
+publication.commit()
+"""
+
+
+def test_a_build_killed_between_the_two_renames_leaves_a_whole_site(tmp_path: Path) -> None:
+    """Before, a SIGKILL there left no site/ until the next build's begin() repaired it: a web
+    server or `itm check-heads` in between found nothing. Now the swap's guard puts the old site
+    back as the build dies, and holds the build lock until it has."""
+    site = tmp_path / "site"
+    make_site(site, "old")
+    child = subprocess.Popen([sys.executable, "-c", STOP_BETWEEN_RENAMES, str(site)], cwd=ROOT)
+    try:
+        _, status = os.waitpid(child.pid, os.WUNTRACED)  # until it stops itself (or ends)
+        assert os.WIFSTOPPED(status), f"the child ended instead: {status}"
+        assert not site.exists() and (tmp_path / ".site.old").is_dir()  # truly between the two
+    finally:
+        child.kill()
+        child.wait()
+    with open(tmp_path / ".site.lock", "rb") as lock:  # the guard holds it until it is done
+        deadline = time.monotonic() + 60  # a safety net only: the lock is the event
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                assert time.monotonic() < deadline, "the guard never released the lock"
+                time.sleep(0.01)
+        assert is_complete(site, "old")  # before the next build, with no repair by anyone else
+
+
+def test_begin_errors_are_clear_and_touch_nothing(tmp_path, monkeypatch) -> None:
+    """No room or no permission for the staging folder: a traceback before."""
+    make_site(tmp_path / "site", "old")
+    for name in ("ENOSPC", "EACCES"):
+
+        def refuse(*args, **kwargs):
+            raise type(ERRORS[name])(ERRORS[name].errno, ERRORS[name].strerror)  # noqa: B023
+
+        monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+        with pytest.raises(InputError) as raised:
+            Publication.begin(tmp_path / "site", say=lambda m: None)
+        monkeypatch.undo()
+        assert_clean(raised, tmp_path / "site", name)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_lock_that_is_not_a_file_is_refused(tmp_path: Path, kind: str) -> None:
+    lock = tmp_path / ".site.lock"
+    if kind == "fifo":
+        os.mkfifo(lock)
+    elif kind == "directory":
+        lock.mkdir()
+    else:
+        lock.symlink_to("/dev/null")
+    with pytest.raises(InputError) as raised:
+        Publication.begin(tmp_path / "site", say=lambda m: None)
+    assert str(lock) in str(raised.value) and "fix:" in str(raised.value)
+    assert not list(tmp_path.glob(".site.staging-*"))
+
+
+def test_a_mount_point_is_refused_before_anything_is_built(tmp_path, monkeypatch) -> None:
+    """A site/ that is a container volume: renaming or swapping it fails (EBUSY), after the whole
+    build. It is refused in begin(), with the fix; a bind mount of a folder of the same file
+    system is not seen by os.path.ismount, so /proc/self/mountinfo is read (\\040 is a space)."""
+    site = tmp_path / "my site"
+    make_site(site, "old")
+    escaped = str(site).replace(" ", "\\040")
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        f"27 1 254:0 / / rw - ext4 /dev/vda rw\n99 27 254:0 /x {escaped} rw - ext4 x\n"
+    )
+    monkeypatch.setattr(publish, "MOUNTINFO", table)
+    with pytest.raises(InputError) as raised:
+        Publication.begin(site, say=lambda m: None)
+    message = str(raised.value)
+    assert "mount point" in message and str(site / "www") in message and "fix:" in message
+    assert is_complete(site, "old") and sorted(p.name for p in tmp_path.iterdir()) == [
+        "mountinfo",
+        "my site",
+    ]
+    Publication.begin(site / "www", say=lambda m: None).abandon()  # the fix works
+
+
+REAL_MOUNT = """
+set -e
+{mount}
+exec "$0" -c 'import sys
+from pathlib import Path
+from generator.errors import InputError
+from generator.publish import Publication
+try:
+    Publication.begin(Path(sys.argv[1]), say=print).abandon()
+except InputError as error:
+    print(error)
+    sys.exit(2)
+' "$1"
+"""
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "bind"])
+def test_a_real_mount_point_is_refused(tmp_path: Path, how: str) -> None:
+    """The same with real mounts, in a private mount namespace (skipped where that is refused)."""
+    site = tmp_path / "site"
+    make_site(site, "old")
+    (tmp_path / "elsewhere").mkdir()
+    mount = {
+        "tmpfs": f"mount -t tmpfs -o size=1m tmpfs '{site}'",
+        "bind": f"mount --bind '{tmp_path / 'elsewhere'}' '{site}'",
+    }[how]
+    script = REAL_MOUNT.format(mount=mount)
+    command = ["unshare", "-m", "sh", "-c", script, sys.executable, str(site)]
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare here")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", mount], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"mounting is not allowed here: {probe.stderr.decode().strip()}")
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "mount point" in result.stdout, result.stdout + result.stderr
+    assert is_complete(site, "old")  # outside the namespace nothing was mounted or changed

@@ -108,7 +108,7 @@ def test_a_changed_byte_is_refused_naming_the_file_and_the_fix(tmp_path):
 def test_a_missing_file_is_named(tmp_path):
     root = project_copy(tmp_path)
     (root / load_pin(root, ARTIFACT).file).unlink()
-    with pytest.raises(InputError, match="pinned file not found"):
+    with pytest.raises(InputError, match="standin.safetensors.*: not found"):
         load_standin(root)
 
 

@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from generator.checked_io import what_is
 from generator.config import ModelConfig
 from generator.engine.layers import Weights
 from generator.errors import InputError
@@ -45,9 +46,10 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
     """
     path = Path(path)
     where = str(path)
-    if not path.is_file():
+    if not path.is_file():  # a FIFO would block, a device never end: neither is memory-mapped
+        problem = f"is {what_is(path)}, not a file" if path.exists() else "not found"
         raise InputError(
-            "checkpoint file not found",
+            f"checkpoint {problem}",
             file=where,
             fix="pass the path of a local model.safetensors (the build never downloads weights)",
         )

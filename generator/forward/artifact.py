@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.checked_io import read_input, write_output
 from generator.errors import InputError
-from generator.forward.checkpoints import PINS_FILE
-from generator.store import write_atomic
+from generator.forward.checkpoints import PINS_FILE, read_pins_file
 
 HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -37,12 +36,7 @@ class ArtifactPin:
 def load_pin(root: Path, key: str) -> ArtifactPin:
     """The [artifacts.KEY] table of the pins file, checked field by field."""
     where = str(root / PINS_FILE)
-    try:
-        data = tomllib.loads((root / PINS_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("pins file not found", file=where, fix="restore it from git") from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"not valid TOML ({error})", file=where, fix="fix the syntax") from None
+    data = read_pins_file(root / PINS_FILE)
     table = data.get("artifacts", {}).get(key)
     if not isinstance(table, dict):
         raise InputError(
@@ -53,6 +47,7 @@ def load_pin(root: Path, key: str) -> ArtifactPin:
         isinstance(file, str)
         and isinstance(made_by, str)
         and isinstance(size, int)
+        and size >= 0
         and isinstance(sha, str)
         and HEX.fullmatch(sha)
     ):
@@ -71,15 +66,8 @@ def read_pinned(root: Path, key: str) -> tuple[bytes, ArtifactPin]:
     pin = load_pin(root, key)
     path = root / pin.file
     remake = f"run `{pin.made_by}` (it rewrites the file and its pin), then commit both"
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(
-            "pinned file not found",
-            file=str(path),
-            entry=pin.entry,
-            fix=f"restore it with `git checkout -- {pin.file}`, or {remake}",
-        ) from None
+    fix = f"restore it with `git checkout -- {pin.file}`, or {remake}"
+    data = read_input(path, max_bytes=pin.size, entry=pin.entry, fix=fix)  # the pin's size: bounded
     actual = hashlib.sha256(data).hexdigest()
     if actual != pin.sha256:
         raise InputError(
@@ -87,7 +75,7 @@ def read_pinned(root: Path, key: str) -> tuple[bytes, ArtifactPin]:
             f"{pin.sha256} ({pin.size:,} bytes)",
             file=str(path),
             entry=pin.entry,
-            fix=f"restore it with `git checkout -- {pin.file}`, or {remake}",
+            fix=fix,
         )
     return data, pin
 
@@ -103,6 +91,6 @@ def write_pinned(root: Path, key: str, data: bytes) -> ArtifactPin:
     end = len(text) if end < 0 else end
     table = re.sub(r"(?m)^size = \d+$", f"size = {len(data)}", text[start:end])
     table = re.sub(r'(?m)^sha256 = "[0-9a-f]{64}"$', f'sha256 = "{sha}"', table)
-    write_atomic(root / pin.file, data)
-    write_atomic(root / PINS_FILE, (text[:start] + table + text[end:]).encode("utf-8"))
+    write_output(root / pin.file, data)
+    write_output(root / PINS_FILE, (text[:start] + table + text[end:]).encode("utf-8"))
     return load_pin(root, key)

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import regex
 
+from generator.checked_io import read_text_input
 from generator.errors import InputError
 
 ENDOFTEXT = "<|endoftext|>"
+MAX_FILE_BYTES = 16 * 1024 * 1024  # GPT-2's vocab.json is 1.0 MB, merges.txt 0.5 MB
 PATTERN_UNICODE = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
@@ -56,22 +58,22 @@ class BPETokenizer:
 
     @classmethod
     def from_files(cls, vocab_path: Path, merges_path: Path) -> BPETokenizer:
+        fix = "use the checkpoint's own vocab.json"
+        text = read_text_input(Path(vocab_path), max_bytes=MAX_FILE_BYTES, fix=fix)
         try:
-            encoder = json.loads(Path(vocab_path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+            encoder = json.loads(text)
+        except (ValueError, RecursionError) as error:
             raise InputError(
-                f"cannot read the vocabulary ({error})",
-                file=str(vocab_path),
-                fix="use the checkpoint's own vocab.json",
+                f"cannot read the vocabulary ({error})", file=str(vocab_path), fix=fix
             ) from None
-        if ENDOFTEXT not in encoder:
+        if not isinstance(encoder, dict) or ENDOFTEXT not in encoder:
             raise InputError(
-                f"the vocabulary has no {ENDOFTEXT} token",
-                file=str(vocab_path),
-                fix="use the checkpoint's own vocab.json",
+                f"the vocabulary has no {ENDOFTEXT} token", file=str(vocab_path), fix=fix
             )
         merges = []
-        for number, line in enumerate(Path(merges_path).read_text(encoding="utf-8").splitlines()):
+        fix = "use the checkpoint's own merges.txt"
+        text = read_text_input(Path(merges_path), max_bytes=MAX_FILE_BYTES, fix=fix)
+        for number, line in enumerate(text.splitlines()):
             if line.startswith("#version") or not line.strip():
                 continue
             parts = line.split()
@@ -79,7 +81,7 @@ class BPETokenizer:
                 raise InputError(
                     f"line {number + 1} is not two symbols",
                     file=str(merges_path),
-                    fix="use the checkpoint's own merges.txt",
+                    fix=fix,
                 )
             merges.append((parts[0], parts[1]))
         return cls(encoder, merges)

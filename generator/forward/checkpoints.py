@@ -19,6 +19,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.checked_io import read_text_input
 from generator.errors import InputError
 from generator.store import Store, key_of
 
@@ -26,6 +27,7 @@ PINS_FILE = "sources/checkpoints.toml"
 WEIGHTS_FILE = "model.safetensors"
 DOWNLOAD_ENV = "ITM_DOWNLOAD_WEIGHTS"
 CHUNK = 1 << 20
+MAX_PINS_BYTES = 1 << 20  # the pins file: a few tables, 2 KB today
 
 
 @dataclass(frozen=True)
@@ -74,15 +76,22 @@ class Checkpoint:
 
 
 # -- the pins file -------------------------------------------------------------------------------
+def read_pins_file(path: Path) -> dict:
+    """The pins file as TOML: a regular file of at most MAX_PINS_BYTES, else an InputError."""
+    fix = f"restore it from git (`git checkout -- {PINS_FILE}`)"
+    text = read_text_input(path, max_bytes=MAX_PINS_BYTES, fix=fix)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(
+            f"not valid TOML ({error})", file=str(path), fix="fix the syntax"
+        ) from None
+
+
 def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:
     """Every [checkpoints.KEY] table of the pins file, checked field by field."""
     where = str(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("pins file not found", file=where, fix="restore it from git") from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"not valid TOML ({error})", file=where, fix="fix the syntax") from None
+    data = read_pins_file(path)
     pins = {}
     for key, table in data.get("checkpoints", {}).items():
         pins[key] = _pin(key, table, where)

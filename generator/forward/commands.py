@@ -40,31 +40,99 @@ def register(subparsers) -> None:
     check = subparsers.add_parser(
         "check-heads",
         help="check a built site's GPT-2 heads against what interpretability work reports",
+        description="Check a built site's GPT-2 heads against what interpretability work reports."
+        " Exit status: 0 the site shows GPT-2's heads and they agree; 1 they disagree, or the"
+        " site shows the stand-in; 2 the site's forward/heads.json cannot be read.",
     )
     check.add_argument("site", help="the built site folder (its forward/heads.json is read)")
     check.set_defaults(func=check_command)
 
 
-def check_command(args: argparse.Namespace) -> int:
-    """Exit 1 unless the site shows GPT-2's own heads and they agree with the literature."""
-    import json
+HEADS_FILE = "forward/heads.json"
+MAX_HEADS_BYTES = 16 * 1024 * 1024  # GPT-2 small's 144 heads take 30 KB, GPT-2 XL's 1,200 250 KB
+SCORES = ("previous_token", "induction", "first_token")
 
-    from generator.forward.analysis import HeadScore
+
+def check_command(args: argparse.Namespace) -> int:
+    """Exit 1 unless the site shows GPT-2's own heads and they agree with the literature; an
+    InputError (exit 2) when the site's heads cannot be read."""
     from generator.forward.literature import compare, problems, verdict
 
-    path = Path(args.site) / "forward" / "heads.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data["source"] != "gpt2":
-        print(f"{path}: the page shows the {data['model']}, not GPT-2 (weights not found)")
+    site = Path(args.site)
+    if not site.is_dir():
+        from generator.checked_io import what_is
+        from generator.errors import InputError
+
+        problem = "not found" if not site.exists() else f"is {what_is(site)}, not a site folder"
+        raise InputError(
+            problem,
+            file=str(site),
+            fix="build the site first (make site), or give"
+            " the folder a build wrote (site_dir in mkdocs.yml, site/ by default)",
+        )
+    path = site / HEADS_FILE
+    source, model, heads = read_heads(path)
+    if source != "gpt2":
+        print(f"{path}: the page shows the {model}, not GPT-2 (weights not found)")
         return 1
-    fields = ("layer", "head", "previous_token", "induction", "first_token")
-    heads = [HeadScore(**{f: h[f] for f in fields}) for h in data["heads"]]
     for c in compare(heads):
         print(f"{c.known.kind} head {c.known.label} ({c.known.source}): {verdict(c)}")
     found = problems(heads)
     for problem in found:
         print(f"DISAGREES: {problem}")
     return 1 if found else 0
+
+
+def read_heads(path: Path) -> tuple[str, str, list]:
+    """(source, model, [HeadScore]) from a built site's forward/heads.json, checked field by
+    field: an InputError names the file, the entry and the fix."""
+    import json
+    import math
+
+    from generator.checked_io import read_text_input
+    from generator.errors import InputError
+    from generator.forward.analysis import HeadScore
+
+    fix = (
+        "give the folder a build wrote (site_dir in mkdocs.yml, site/ by default), after a build"
+        " that ran to the end"
+    )
+    text = read_text_input(path, max_bytes=MAX_HEADS_BYTES, fix=fix)
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise InputError(f"not JSON ({error})", file=str(path), fix=fix) from None
+    except RecursionError:  # [[[[...]]]]
+        raise InputError("not JSON (nested too deeply)", file=str(path), fix=fix) from None
+
+    def bad(entry: str, expected: str) -> InputError:
+        return InputError(f"not {expected}", file=str(path), entry=entry, fix=fix)
+
+    if not isinstance(data, dict):
+        raise InputError("not a JSON object", file=str(path), fix=fix)
+    for key in ("source", "model"):
+        if not isinstance(data.get(key), str):
+            raise bad(key, "a string")
+    if not isinstance(data.get("heads"), list):
+        raise bad("heads", "a list")
+    heads = []
+    for i, head in enumerate(data["heads"]):
+        if not isinstance(head, dict):
+            raise bad(f"heads[{i}]", "an object")
+        for key in ("layer", "head"):
+            value = head.get(key)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                raise bad(f"heads[{i}].{key}", "a whole number from 0")
+        for key in SCORES:
+            value = head.get(key)
+            if value is None and key == "induction":
+                continue  # the prompt repeats no token
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise bad(f"heads[{i}].{key}", "a finite number")
+            if not math.isfinite(value):  # NaN or Infinity: JSON as Python writes it
+                raise bad(f"heads[{i}].{key}", "a finite number")
+        heads.append(HeadScore(**{k: head[k] for k in ("layer", "head", *SCORES)}))
+    return data["source"], data["model"], heads
 
 
 def train_command(args: argparse.Namespace) -> int:

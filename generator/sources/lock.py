@@ -18,8 +18,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from generator.checked_io import write_output
 from generator.errors import InputError
-from generator.store import read_regular, write_atomic
+from generator.store import read_regular
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_LOCK = REPO_ROOT / "sources" / "lock.toml"
@@ -529,4 +530,4 @@ def write_lock(lock: Lock, path: Path | None = None) -> None:
     path = Path(path or lock.path)
     text = dump_lock(lock)
     parse_lock(text, path)  # never write a lock that would not load
-    write_atomic(path, text.encode("utf-8"))
+    write_output(path, text.encode("utf-8"))
