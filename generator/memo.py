@@ -38,12 +38,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from generator.errors import InputError
 from generator.settings import Settings
 from generator.store import Store, key_of, read_regular, sha256_hex
 
 VERSION = 1  # bump when what an entry holds changes
 PACKAGE = Path(__file__).resolve().parent  # the generator that runs: not always root/generator
 SKIP_DIRS = frozenset({"__pycache__"})
+LARGEST_INPUT = 256 << 20  # bytes of one file the fingerprint reads (the stand-in: ~2 MB)
 
 
 def _tree_digest(digest: hashlib._Hash, label: str, folder: Path) -> None:
@@ -51,13 +53,18 @@ def _tree_digest(digest: hashlib._Hash, label: str, folder: Path) -> None:
     Paths are named from `folder`, which need not be inside the project (a theme's custom_dir)."""
     for path in sorted(_files_under(folder)):
         try:
-            data = read_regular(path)  # a FIFO would block read_bytes() forever
+            data = read_regular(path, max_bytes=LARGEST_INPUT)  # a FIFO would block forever
         except FileNotFoundError:  # a dangling symlink (Emacs' .#name lock) or removed meanwhile
             continue
         except OSError as error:
-            if error.errno != errno.EINVAL:
-                raise
-            continue  # not a regular file: nothing the generator reads
+            if error.errno == errno.EINVAL:
+                continue  # not a regular file: nothing the generator reads
+            raise InputError(
+                f"cannot read it to fingerprint the build: {error.strerror or error}",
+                file=str(path),
+                fix=f"the generator's code, sources/ and overrides/itm/ hold files of at most"
+                f" {LARGEST_INPUT:,} bytes: move this one out, or make it readable",
+            ) from None
         name = f"{label}/{path.relative_to(folder).as_posix()}".encode()
         digest.update(b"%s\0%d\0" % (name, len(data)))
         digest.update(data)

@@ -300,3 +300,20 @@ def test_a_build_whose_inputs_change_while_it_runs_memoizes_nothing(tmp_path: Pa
     assert again.returncode == 0, again.stderr
     page = tmp_path / "again" / "components" / "attention" / "index.html"
     assert "memo-race-marker" in page.read_text(encoding="utf-8")
+
+
+def test_a_file_too_large_to_fingerprint_is_named_not_read_whole(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The fingerprint reads every file under sources/ whole: a multi-GB file there was read
+    into memory before anything checked it."""
+    from generator import memo
+    from generator.errors import InputError
+    from generator.settings import Settings
+
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "huge.bin").write_bytes(bytes(2 << 20))
+    monkeypatch.setattr(memo, "LARGEST_INPUT", 1 << 20)  # above every file of the generator
+    with pytest.raises(InputError) as caught:
+        memo.fingerprint(Settings.load(tmp_path, env={}))
+    assert caught.value.file.endswith("huge.bin") and "larger than" in caught.value.problem
