@@ -289,3 +289,18 @@ def test_bump_rejects_a_short_commit(tmp_path: Path, upstream, capsys) -> None:
     assert main(["bump", REPO, old[:12], "--git", str(directory), "--lock", str(path)]) == 2
     error = capsys.readouterr().err
     assert f"entry '{REPO}'" in error and "not a full 40-hex" in error and "rev-parse" in error
+
+
+def test_a_pinned_file_larger_than_a_source_file_is_not_read_from_the_clone(
+    tmp_path: Path, upstream, monkeypatch
+) -> None:
+    """`git show` read the blob whole with no cap: a clone whose pinned path holds a huge file
+    would fill memory. Its size is asked first."""
+    from generator.sources import resolve
+
+    directory, commit = upstream
+    lock = load_lock(lock_file(tmp_path, commit, excerpt_table("t", TOY_V1, lines=HELPER)))
+    monkeypatch.setattr(resolve, "LARGEST_SOURCE", len(TOY_V1) - 1)
+    with pytest.raises(InputError) as caught:
+        resolve_all(lock, cache_dir=tmp_path / "c", offline=True, git_dirs={REPO: directory})
+    assert f"is larger than {len(TOY_V1) - 1:,} bytes" in caught.value.problem

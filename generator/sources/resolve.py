@@ -32,6 +32,8 @@ from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "github", "pypi")
+GIT_DEADLINE = 120.0  # seconds for one git command on a local clone
+LARGEST_SOURCE = 16 << 20  # bytes of one pinned upstream file read from a clone
 
 Log = Callable[[str], None]
 Found = tuple[str, tuple[Range, ...], str]  # excerpt text, its ranges, where it came from
@@ -320,12 +322,19 @@ class Resolver:
         """`git show COMMIT:PATH`: the blob at the commit, never the working tree."""
 
         def git(*args: str) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run(["git", "-C", str(directory), *args], capture_output=True)
+            return subprocess.run(
+                ["git", "-C", str(directory), *args], capture_output=True, timeout=GIT_DEADLINE
+            )
 
         try:
+            size = git("cat-file", "-s", f"{commit}:{path}")  # before reading it whole
+            if size.returncode == 0 and int(size.stdout.strip() or 0) > LARGEST_SOURCE:
+                return f"{path} at {commit[:12]} is larger than {LARGEST_SOURCE:,} bytes"
             shown = git("show", "--no-textconv", f"{commit}:{path}")
         except FileNotFoundError:
             return "the git program is not installed"
+        except subprocess.TimeoutExpired:
+            return f"git did not answer within {GIT_DEADLINE:g} s in {directory}"
         if shown.returncode == 0:
             try:
                 text = decode(shown.stdout, f"{path} at {commit[:12]}")
