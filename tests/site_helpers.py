@@ -28,6 +28,15 @@ CHROMIUM_FLAGS = [
 ]
 
 
+def page_address(docs_path: str) -> str:
+    """A docs page's address relative to the site's root, as MkDocs makes it: "" for index.md,
+    "llama/" for llama/index.md, "components/mlp/" for components/mlp.md."""
+    stem = docs_path.removesuffix(".md")
+    if stem == "index" or stem.endswith("/index"):
+        return stem.removesuffix("index")
+    return f"{stem}/"
+
+
 def chromium_path() -> str:
     return os.environ.get("ITM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 

@@ -7,14 +7,14 @@ import pytest
 
 from tests.axe_helpers import run_axe, serious
 from tests.browser_helpers import off_site, open_page
+from tests.site_helpers import page_address
 from tests.test_site_pages import nav_pages
 
 pytestmark = pytest.mark.browser
 
 
 def page_url(site_url: str, docs_path: str) -> str:
-    stem = docs_path.removesuffix(".md")
-    return site_url + ("" if stem == "index" else f"{stem}/")
+    return site_url + page_address(docs_path)
 
 
 def test_every_page_loads_clean_is_accessible_and_fits_a_phone(browser, site_url: str) -> None:

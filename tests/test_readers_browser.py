@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser_helpers import open_page
+from tests.site_helpers import page_address
 
 pytestmark = pytest.mark.browser
 
@@ -146,9 +147,8 @@ def test_dark_scheme_follows_the_system_and_every_page_passes_axe(browser, site_
     context = browser.new_context(color_scheme="dark")
     problems = []
     for docs_path in nav_pages():
-        stem = docs_path.removesuffix(".md")
         page = context.new_page()
-        page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+        page.goto(site_url + page_address(docs_path), wait_until="networkidle")
         scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         if scheme != "slate":
             problems.append(f"{docs_path}: scheme {scheme}")
@@ -173,9 +173,8 @@ def test_on_a_phone_every_page_passes_axe_and_wide_tables_scroll_from_the_keyboa
     for scheme in ("light", "dark"):
         context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme=scheme)
         for docs_path in nav_pages():
-            stem = docs_path.removesuffix(".md")
             page = context.new_page()
-            page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+            page.goto(site_url + page_address(docs_path), wait_until="networkidle")
             found = serious(run_axe(page))
             problems += [f"{scheme} {docs_path}: {line}" for line in found]
             page.close()

@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from generator.settings import Settings
 from generator.sources import load_lock, resolve_all
-from tests.site_helpers import ROOT
+from tests.site_helpers import ROOT, page_address
 
 SIZES = {
     "GPT-2 small": "gpt2",
@@ -48,10 +48,7 @@ def nav_pages() -> list[str]:
 
 
 def built_html(site: Path, docs_path: str) -> Path:
-    stem = docs_path.removesuffix(".md")
-    if stem == "index" or stem.endswith("/index"):  # a folder's index page: its own address
-        return site / f"{stem.removesuffix('index')}index.html"
-    return site / f"{stem}/index.html"
+    return site / page_address(docs_path) / "index.html"
 
 
 def soup(path: Path) -> BeautifulSoup:
