@@ -110,9 +110,9 @@ def test_a_site_overrides_the_card_template(tmp_path: Path) -> None:
         .replace("theme: mkdocs", "theme:\n  name: mkdocs\n  custom_dir: overrides")
     )
     (site.root / "mkdocs.yml").write_text(text)
-    mine = site.root / "overrides" / "pinned_excerpts" / "pinned_excerpt.md"
+    mine = site.root / "overrides" / "pinned_excerpts" / "pinned_excerpt.html"
     mine.parent.mkdir(parents=True)
-    mine.write_text('<p class="mine">{{ repo }} {{ lines }}</p>\n\n{{ runs }}\n')
+    mine.write_text('<p class="mine">{{ repo }} {{ lines }}</p>\n{{ runs }}\n')
     done = build(site)
     assert done.returncode == 0, done.stderr
     soup = BeautifulSoup((site.site / "index.html").read_text(), "html.parser")
@@ -121,6 +121,27 @@ def test_a_site_overrides_the_card_template(tmp_path: Path) -> None:
         f"{REPO} lines 19–26",
     ]
     assert not soup.select("div.pinned-excerpt")
+
+
+def test_a_card_works_wherever_a_fence_does(tmp_path: Path) -> None:
+    """In an admonition and in a list item the card is whole: its HTML around its numbered
+    code, not a paragraph holding raw tags (raw HTML blocks are not read inside containers)."""
+    page = (
+        '# T\n\n!!! note "Inside an admonition"\n\n    /// excerpt | toy.helper\n    ///\n\n'
+        "- In a list item:\n\n    /// excerpt | toy.helper\n        lines: 10\n    ///\n"
+    )
+    site = make_toy_site(tmp_path, page=page)
+    config = site.root / "mkdocs.yml"
+    config.write_text(config.read_text() + "markdown_extensions:\n  - admonition\n")
+    done = build(site)
+    assert done.returncode == 0, done.stderr
+    html = (site.site / "index.html").read_text(encoding="utf-8")
+    assert "<p><div" not in html and 'markdown="' not in html
+    boxed, listed = cards(site)
+    assert "admonition" in boxed.parent["class"] and listed.parent.name == "li"
+    assert [n for n, _ in numbered_lines(boxed)] == [9, 10]
+    assert [n for n, _ in numbered_lines(listed)] == [10]
+    assert boxed.select_one(".pinned-excerpt__swhid code").get_text() == site.swhid(9, 10)
 
 
 def test_the_extension_alone_with_python_markdown(tmp_path: Path, monkeypatch) -> None:
@@ -133,7 +154,7 @@ def test_the_extension_alone_with_python_markdown(tmp_path: Path, monkeypatch) -
     monkeypatch.setenv("ITM_CACHE_DIR", str(tmp_path / "cache"))
     html = markdown.markdown(
         "/// excerpt | toy.helper\n///\n",
-        extensions=["attr_list", "md_in_html", "pymdownx.superfences", "pinned_excerpts"],
+        extensions=["attr_list", "pymdownx.superfences", "pinned_excerpts"],
         extension_configs={"pinned_excerpts": {"lock": str(site.lock)}},
     )
     soup = BeautifulSoup(html, "html.parser")

@@ -6,6 +6,6 @@ the evidence and the Software Heritage id.
     markdown.py   the `/// excerpt | ID` syntax (a Python-Markdown extension, `pinned_excerpts`)
 
 The lock, resolution and verification are generator.sources'; the card is
-generator/render/card.py and templates/pinned_excerpt.md, made of the same runs and citations
+generator/render/card.py and templates/pinned_excerpt.html, made of the same runs and citations
 as Inside the Model's own Code tabs and Sources page.
 """

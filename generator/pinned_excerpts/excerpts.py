@@ -3,7 +3,7 @@
 `load_excerpts` reads a lock and returns its excerpts resolved and verified by
 generator.sources.resolve_excerpts (the function the `itm` commands call too: no MkDocs event
 is needed), with the renderer of their cards (generator/render/card.py, through the template
-pinned_excerpt.md that a site overrides in <theme custom_dir>/pinned_excerpts/).
+pinned_excerpt.html that a site overrides in <theme custom_dir>/pinned_excerpts/).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-Render = Callable[[Any, str], str]  # (verified excerpt, fence id prefix) -> the card's Markdown
+Render = Callable[[Any, str], Any]  # (verified excerpt, fence prefix) -> render.card.CardParts
 
 log = logging.getLogger("mkdocs.plugins.pinned_excerpts")
 
@@ -27,13 +27,13 @@ def lock_path(root: Path, option: str) -> Path:
 
 
 def card_renderer(custom_dir: Path | None) -> Render:
-    """(excerpt, fence prefix) -> the card's Markdown, through its overridable template."""
+    """(excerpt, fence prefix) -> its card (render.card.CardParts), through its template."""
     from generator import blocks
-    from generator.render.card import excerpt_card
+    from generator.render.card import card_parts, excerpt_card
 
-    def render(excerpt: Any, prefix: str) -> str:
-        card = excerpt_card(excerpt, prefix=prefix)
-        return blocks.render(card, custom_dir, None, OVERRIDES)
+    def render(excerpt: Any, prefix: str) -> Any:
+        html = blocks.render(excerpt_card(excerpt), custom_dir, None, OVERRIDES)
+        return card_parts(excerpt, html, prefix=prefix)
 
     return render
 

@@ -6,13 +6,14 @@
 
 ID (after the bar) names an excerpt of the lock. `lines` (optional, indented YAML as in
 pymdownx.blocks) shows only those lines, each range inside the pinned lines; the lines between
-are marked omitted. Each block becomes a card (templates/pinned_excerpt.md, which a site
+are marked omitted. Each block becomes a card (templates/pinned_excerpt.html, which a site
 overrides in its theme's custom_dir under pinned_excerpts/): the file and permalink, the lines
 numbered as upstream, the evidence, the Software Heritage id and the citations.
 
 The blocks are expanded by a preprocessor that runs after whitespace is normalized and before
-fences are read, so the card's code fences are converted by pymdownx.superfences and
-pymdownx.highlight like any other. Blocks inside a fenced code block are left as they are (a
+fences are read: the card's HTML goes into Python-Markdown's stash (as fenced code does) and its
+runs stay in the page as fences, which pymdownx.superfences and pymdownx.highlight convert like
+any other, wherever the block stands (top level, a list, an admonition, a tab). Blocks inside a fenced code block are left as they are (a
 page can show the syntax). A block that names an unknown id, asks for lines outside the pin, or
 is malformed stops the build with the page, the id and the fix.
 """
@@ -90,8 +91,17 @@ class ExcerptBlocks(Preprocessor):
             count = quoted[excerpt_id] = quoted.get(excerpt_id, 0) + 1
             prefix = "excerpt" if count == 1 else f"excerpt{count}"
             card = self.extension.card(excerpt_id, options, prefix)
-            out += ["", *(indent + row if row else row for row in card.split("\n")), ""]
+            # the card's HTML is kept aside (as fenced code is) and its runs stay Markdown, so a
+            # card works wherever a fence does: in a list, an admonition, a tab
+            rows = [self._stash(card.html[0])]
+            for html in card.html[1:]:
+                rows += ["", *card.runs.split("\n"), "", self._stash(html)]
+            out += ["", *(indent + row if row else row for row in rows), ""]
         return out
+
+    def _stash(self, html: str) -> str:
+        """A placeholder for raw HTML that Python-Markdown puts back in the page as it is."""
+        return self.md.htmlStash.store(html.strip()) if html.strip() else ""
 
     def _options(self, excerpt_id: str, body: list[str], indent: str) -> dict[str, Any]:
         """The block's YAML options: lines indented four spaces past the block's own."""
@@ -157,8 +167,8 @@ class PinnedExcerptsExtension(Extension):
         error = InputError(problem, file=self.page or None, entry=entry, fix=fix)
         return PluginError(f"Pinned excerpts: {error}")
 
-    def card(self, excerpt_id: str, options: dict[str, Any], prefix: str) -> str:
-        """The card's Markdown for one block of the page."""
+    def card(self, excerpt_id: str, options: dict[str, Any], prefix: str) -> Any:
+        """The card (render.card.CardParts) for one block of the page."""
         from generator.errors import InputError
         from generator.sources.lock import format_ranges, parse_line_spec
 

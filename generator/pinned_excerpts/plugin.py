@@ -38,9 +38,9 @@ from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, load_excerpts, lock
 from generator.pinned_excerpts.markdown import PinnedExcerptsExtension
 
 STYLESHEET = "assets/stylesheets/pinned-excerpts.css"
-# What the cards are made of: fences numbered from a line (superfences + highlight), the
-# omission marker's class (attr_list) and Markdown inside the card's HTML (md_in_html).
-NEEDED_EXTENSIONS = ("attr_list", "md_in_html", "pymdownx.highlight", "pymdownx.superfences")
+# What the cards are made of: fences numbered from a line (superfences + highlight) and the
+# omission marker's class (attr_list).
+NEEDED_EXTENSIONS = ("attr_list", "pymdownx.highlight", "pymdownx.superfences")
 # A site built by Inside the Model's own plugin is staged by it already.
 STAGED_BY = ("inside-the-model", "itm")
 

@@ -56,18 +56,18 @@ class ExcerptCard(Block):
     """An excerpt a page quotes through the pinned-excerpts extension: where it comes from (the
     permalink), its numbered runs with elisions, how it was confirmed, and how to cite it."""
 
-    template: ClassVar[str] = "pinned_excerpt.md"
-    repo: Markup  # literal(): "openai/gpt-2"
-    path: Markup  # literal(): "src/model.py"
+    template: ClassVar[str] = "pinned_excerpt.html"
+    repo: str  # "openai/gpt-2"
+    path: str  # "src/model.py"
     lines: str  # "lines 69–112" (the span shown; omissions are marked inside)
     permalink: str
     commit: str  # 40 hex digits
     short: str  # the commit abbreviated
-    license: Markup  # literal()
-    level: Markup  # literal(): the evidence level
-    evidence: Markup  # literal(): how the text was confirmed
-    swhid: Markup | None  # literal(): the file's SWHID with the lines; None when not known
-    runs: Markup  # the fenced runs with omission markers (Markdown), no final "\n"
+    license: str
+    level: str  # the evidence level
+    evidence: str  # how the text was confirmed
+    swhid: str | None  # the file's SWHID with the lines; None when not known
+    runs: Markup  # where the numbered runs go: a mark the extension replaces with their Markdown
     citation: Citation
 
 
