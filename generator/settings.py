@@ -1,7 +1,8 @@
 """The build's settings, read once: plugin options from mkdocs.yml, then environment overrides.
 
 This is the only module that reads the environment. `Settings.load(root, options)` is called by
-the MkDocs plugin (options = its `plugins: - itm:` block) and by `itm` commands (no options);
+the MkDocs plugins (options = their `plugins: - inside-the-model:` or `- pinned-excerpts:` block)
+and by `itm` commands (the options of the site they run in, or none);
 everything below receives the resulting frozen object instead of looking at os.environ.
 
 Every setting, its option name and its variable are listed in SETTINGS (and in README.md).
