@@ -33,10 +33,10 @@ def main() -> int:
     _, t = timed(import_ours)
     rows.append(("import generator.sources", f"{t * 1000:.0f} ms"))
 
-    from generator.sources import DEFAULT_LOCK, load_lock
+    from generator.sources import load_lock
     from generator.sources.resolve import Resolver
 
-    lock, t = timed(lambda: load_lock(DEFAULT_LOCK))
+    lock, t = timed(lambda: load_lock(Path(__file__).resolve().parent.parent / "sources/lock.toml"))
     rows.append((f"load + validate the lock ({len(lock.pins)} excerpts)", f"{t * 1000:.1f} ms"))
 
     with tempfile.TemporaryDirectory() as scratch:

@@ -62,18 +62,19 @@ class SignedBytecodeCache(jinja2.BytecodeCache):
 
 @functools.cache
 def environment(
-    custom_dir: Path | None = None, cache_dir: Path | None = None
+    custom_dir: Path | None = None, cache_dir: Path | None = None, overrides: str = OVERRIDES
 ) -> jinja2.Environment:
-    """Templates from custom_dir/itm first, then the generator's own; escaping always on;
+    """Templates from custom_dir/<overrides> (itm/ for this site, pinned_excerpts/ for the
+    extension's cards on any site) first, then the generator's own; escaping always on;
     compiled templates kept in the store under cache_dir (if given)."""
-    search = [str(custom_dir / OVERRIDES)] if custom_dir else []
+    search = [str(custom_dir / overrides)] if custom_dir else []
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([*search, str(TEMPLATES)]),
         bytecode_cache=SignedBytecodeCache(cache_dir) if cache_dir else None,
         **OPTIONS,
     )
     env.filters["block"] = lambda block: Markup(
-        render(block, custom_dir, cache_dir)
+        render(block, custom_dir, cache_dir, overrides)
     )  # {{ x | block }}
     return env
 
@@ -89,8 +90,13 @@ class Block:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def render(block: Block, custom_dir: Path | None = None, cache_dir: Path | None = None) -> str:
-    template = environment(custom_dir, cache_dir).get_template(block.template)
+def render(
+    block: Block,
+    custom_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    overrides: str = OVERRIDES,
+) -> str:
+    template = environment(custom_dir, cache_dir, overrides).get_template(block.template)
     return template.render(block.context())
 
 
@@ -186,11 +192,12 @@ class PlainExcerpt(Block):
 
 @dataclass(frozen=True)
 class Citation(Block):
-    """How to cite one excerpt: a plain-text line and a BibTeX entry."""
+    """How to cite one excerpt: a plain-text line, a BibTeX entry and a CSL-JSON item."""
 
     template: ClassVar[str] = "citation.html"
     plain: str
     bibtex: str
+    csl_json: Markup  # a JSON array of one CSL item (what reference managers import), escaped
 
 
 __all__ = [

@@ -30,7 +30,7 @@ from typing import Any
 from generator.errors import InputError
 from generator.settings import Settings
 
-PLUGIN_NAMES = ("itm",)  # the generator's plugin under mkdocs.yml's `plugins:`
+PLUGIN_NAMES = ("inside-the-model", "itm")  # the generator's plugin (and its old name)
 FRONT_MATTER = re.compile(r"\A(---\s*\n.*?\n(?:---|\.\.\.)\s*\n)", re.DOTALL)
 RENDER_JS = "assets/katex/render.js"
 KATEX_JS = "assets/katex/katex.min.js"
@@ -73,7 +73,8 @@ def expand(config_file: Path, out: Path) -> list[str]:
     config = load_config(str(config_file))
     root = config_file.resolve().parent
     docs = Path(config.docs_dir)
-    options = dict(config.plugins["itm"].config) if "itm" in config.plugins else {}
+    named = [name for name in PLUGIN_NAMES if name in config.plugins]
+    options = dict(config.plugins[named[0]].config) if named else {}
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
     build = SiteBuild.start(settings)
     made = build.files()

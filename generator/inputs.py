@@ -32,14 +32,13 @@ class BuildInputs:
     @classmethod
     def load(cls, settings: Settings) -> BuildInputs:
         from generator.assets import katex_files, load_asset_pins
-        from generator.sources import load_lock
-        from generator.sources.resolve import Resolver
-
-        lock = load_lock(settings.root / LOCK_FILE)
         from generator.log import progress
+        from generator.sources import load_lock
+        from generator.sources.fetch import NetSettings
+        from generator.sources.resolve import resolve_excerpts
 
-        resolver = Resolver.for_settings(lock, settings, log=progress)  # fetches, retries, hosts
-        excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
+        lock = load_lock(settings.root / LOCK_FILE, root=settings.root)
+        excerpts = resolve_excerpts(lock, settings, log=progress)  # fetches, retries, hosts
         from generator.models import FAMILIES
 
         texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
@@ -50,7 +49,7 @@ class BuildInputs:
             load_asset_pins(settings.root)["katex"],
             settings.cache_dir,
             offline=settings.offline,
-            net=resolver.http.settings,
+            net=NetSettings(deadline=settings.download_deadline),
         )
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 

@@ -1,7 +1,7 @@
-"""The MkDocs plugin `itm`: run the generator inside `mkdocs build` / `mkdocs serve`.
+"""The MkDocs plugin `inside-the-model`: run the generator inside `mkdocs build` / `mkdocs serve`.
 
-Enabled in mkdocs.yml under `plugins: - itm` (entry point in pyproject.toml); ProperDocs loads
-the same entry point. The plugin only adapts MkDocs events to the generator:
+Enabled in mkdocs.yml under `plugins: - inside-the-model` (entry point in pyproject.toml, which
+also keeps its old name `itm`); ProperDocs loads the same entry point. The plugin only adapts MkDocs events to the generator:
 
 - on_config: settings (plugin options, environment overrides), then pins, excerpts and assets
   (a bad pin stops the build here, before any output); `build` is redirected to a staging folder.
@@ -42,7 +42,7 @@ ENVIRONMENT_ERRORS = frozenset(
 
 
 class ItmConfig(base.Config):
-    """Options under `plugins: - itm:`; each is overridden by its ITM_* variable (README)."""
+    """Options under `plugins: - inside-the-model:`; each is overridden by its ITM_* variable."""
 
     enabled = c.Type(bool, default=True)
     cache_dir = c.Optional(c.Type(str))  # relative to mkdocs.yml; default .cache

@@ -1,7 +1,8 @@
 """The build's settings, read once: plugin options from mkdocs.yml, then environment overrides.
 
 This is the only module that reads the environment. `Settings.load(root, options)` is called by
-the MkDocs plugin (options = its `plugins: - itm:` block) and by `itm` commands (no options);
+the MkDocs plugins (options = their `plugins: - inside-the-model:` or `- pinned-excerpts:` block)
+and by `itm` commands (the options of the site they run in, or none);
 everything below receives the resulting frozen object instead of looking at os.environ.
 
 Every setting, its option name and its variable are listed in SETTINGS (and in README.md).
@@ -19,6 +20,7 @@ from generator.errors import InputError
 
 DEFAULT_PYPI_SIMPLE = "https://pypi.org/simple"
 DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
+DEFAULT_SWH_API = "https://archive.softwareheritage.org/api/1"
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
 MAX_EPOCH = 2**32 - 1  # a gzip header's mtime is 32 bits
@@ -30,6 +32,7 @@ SETTINGS: dict[str, str] = {
     "git_dirs": "ITM_GIT_DIRS",
     "pypi_simple": "ITM_PYPI_SIMPLE",
     "github_raw": "ITM_GITHUB_RAW",
+    "swh_api": "ITM_SWH_API",
     "gpt2_weights": "ITM_GPT2_WEIGHTS",
     "download_weights": "ITM_DOWNLOAD_WEIGHTS",
     "forward_prompt": "ITM_FORWARD_PROMPT",
@@ -49,6 +52,7 @@ class Settings:
     git_dirs: Mapping[str, Path] = field(default_factory=dict)  # "owner/name" -> local clone
     pypi_simple: str = DEFAULT_PYPI_SIMPLE  # PyPI's simple index (a mirror in tests)
     github_raw: str = DEFAULT_GITHUB_RAW  # raw file host for pinned GitHub files
+    swh_api: str = DEFAULT_SWH_API  # Software Heritage's API (`itm verify --online` asks it)
     gpt2_weights: str | None = None  # GPT-2's model.safetensors, or a folder with it
     download_weights: bool = False  # may fetch the pinned GPT-2 revision from the hub
     forward_prompt: str | None = None  # the forward-pass page's prompt (None: the page's own)
@@ -102,6 +106,7 @@ class Settings:
             git_dirs=git_dirs(values.get("git_dirs") or {}),
             pypi_simple=str(values.get("pypi_simple") or DEFAULT_PYPI_SIMPLE).rstrip("/"),
             github_raw=str(values.get("github_raw") or DEFAULT_GITHUB_RAW).rstrip("/"),
+            swh_api=str(values.get("swh_api") or DEFAULT_SWH_API).rstrip("/"),
             gpt2_weights=str(values["gpt2_weights"]) if values.get("gpt2_weights") else None,
             download_weights=flag(
                 values.get("download_weights", False), SETTINGS["download_weights"]

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SITE_LOCK = ROOT / "sources" / "lock.toml"  # the GPT-2 site's lock
 SHARED = ROOT.parent / "shared"
 SEEDS = SHARED / "seeds"
 CHROMIUM_FLAGS = [

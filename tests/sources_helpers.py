@@ -345,9 +345,11 @@ def refused_url() -> str:
 
 @pytest.fixture
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No developer settings leak in: a fresh cache dir, no git dirs, no server overrides."""
-    for name in ("ITM_GIT_DIRS", "ITM_GITHUB_RAW", "ITM_PYPI_SIMPLE"):
+    """No developer settings leak in: a fresh cache dir, no git dirs, no server overrides, and
+    Software Heritage's API at an address where nothing listens (a test that asks it serves it)."""
+    for name in ("ITM_GIT_DIRS", "ITM_GITHUB_RAW", "ITM_PYPI_SIMPLE", "ITM_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ITM_SWH_API", refused_url())
     cache = tmp_path / "env-cache"
     monkeypatch.setenv("ITM_CACHE_DIR", str(cache))
     return cache

@@ -32,7 +32,8 @@ def expanded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    assert "itm" not in (out / "mkdocs.yml").read_text().split("plugins:")[1].split("\n- ")[1]
+    plugins = (out / "mkdocs.yml").read_text().split("plugins:")[1]
+    assert "inside-the-model" not in plugins and "- itm" not in plugins  # nor its old name
     return out
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources import DEFAULT_LOCK, load_lock
+from generator.sources import load_lock
 from generator.sources.fetch import NetSettings
 from generator.sources.resolve import Resolver
+from tests.site_helpers import SITE_LOCK
 
 PYPI = "https://pypi.org/simple"
 
@@ -20,7 +21,7 @@ PYPI = "https://pypi.org/simple"
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, Path]:
     """The real lock, resolved once from the registry mirrors into a cache of its own."""
-    lock = load_lock(DEFAULT_LOCK)
+    lock = load_lock(SITE_LOCK)
     cache = tmp_path_factory.mktemp("warm-cache")
     resolver = Resolver(lock, cache_dir=cache, sources=("cache", "pypi"), pypi_base=PYPI,
                         net=NetSettings(timeout=30, retries=2, backoff=1))  # fmt: skip

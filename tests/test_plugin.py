@@ -27,11 +27,13 @@ def test_the_plugin_is_registered_and_enabled_in_mkdocs_yml() -> None:
 
     from generator.plugin import ItmPlugin
 
-    (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == "itm"]
-    assert point.load() is ItmPlugin
+    # its name says what it is; `itm`, its old name, still loads it
+    for name in ("inside-the-model", "itm"):
+        (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == name]
+        assert point.load() is ItmPlugin
     config = mkdocs_load(str(ROOT / "mkdocs.yml"))
-    assert list(config.plugins) == ["material/search", "itm"]  # Material's search stays
-    assert isinstance(config.plugins["itm"], ItmPlugin)
+    assert list(config.plugins) == ["material/search", "inside-the-model"]  # search stays
+    assert isinstance(config.plugins["inside-the-model"], ItmPlugin)
     assert "hooks" not in (ROOT / "mkdocs.yml").read_text()
 
 

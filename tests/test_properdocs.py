@@ -1,7 +1,7 @@
 """ProperDocs (the continuation of MkDocs 1.x) builds the same site from the same mkdocs.yml.
 
-It loads the `itm` plugin through the same entry point; only the <meta name="generator"> tag,
-which names the tool, may differ.
+It loads the `inside-the-model` plugin through the same entry point; only the
+<meta name="generator"> tag, which names the tool, may differ.
 """
 
 from __future__ import annotations

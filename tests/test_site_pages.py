@@ -392,3 +392,44 @@ def test_layernorm_page_totals_ln_1_and_ln_2_and_every_latex_table_is_linked(
             target = (page.parent / a["href"]).resolve()
             linked.add(target.relative_to(built_site.resolve()).as_posix())
     assert tables - linked == set()
+
+
+def test_sources_cites_each_excerpt_by_its_software_heritage_id(built_site: Path) -> None:
+    """An openai/gpt-2 excerpt (whose whole file the lock identifies) shows its SWHID, spelled out
+    here from the lock, in its entry and in its plain, BibTeX and CSL-JSON citations; a
+    transformers excerpt, whose file at the pin nobody read whole, says it has none yet."""
+    import json
+
+    lock = load_lock(ROOT / "sources" / "lock.toml")
+    html = soup(built_site / "sources" / "index.html")
+    for pin in lock.pins:
+        heading = html.select_one(f"h3#ex-{''.join(c if c.isalnum() else '-' for c in pin.id)}")
+        entry = []
+        for sibling in heading.find_next_siblings():
+            if sibling.name in ("h2", "h3"):
+                break
+            entry.append(sibling)
+        item = next(
+            li
+            for part in entry
+            for li in part.select("li")
+            if li.get_text().startswith("Software Heritage id:")
+        )
+        file = lock.file_id(pin.repo, pin.path)
+        if file is None:
+            assert pin.repo == "huggingface/transformers", pin.id
+            assert "not known yet" in item.get_text(), pin.id
+            continue
+        repo = lock.repos[pin.repo]
+        first, last = pin.ranges[0][0], pin.ranges[-1][1]
+        lines = f"{first}-{last}" if last != first else f"{first}"  # the standard's one line
+        swhid = (
+            f"swh:1:cnt:{file.sha1_git};origin={repo.url};anchor=swh:1:rev:{repo.commit}"
+            f";path=/{pin.path};lines={lines}"
+        )
+        assert item.select_one("code").get_text() == swhid, pin.id
+        plain, bibtex, csl = [pre.get_text() for part in entry for pre in part.select("pre")][-3:]
+        assert plain.endswith(swhid) and f"swhid = {{{swhid}}}" in bibtex, pin.id
+        (cited,) = json.loads(csl)
+        assert cited["archive_location"] == swhid and cited["version"] == repo.commit, pin.id
+        assert cited["note"] == f"excerpt sha256 {pin.sha256}", pin.id

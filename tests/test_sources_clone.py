@@ -2,7 +2,8 @@
 
 Runs where a clone of the repository is configured (ITM_GIT_DIRS, e.g.
 `ITM_GIT_DIRS=openai/gpt-2=~/src/gpt-2`); skipped elsewhere (CI has no GitHub). The clone is
-read with `git show COMMIT:PATH`, so git's object ids, not the working tree, give the bytes.
+read with `git show COMMIT:PATH`, so git's object ids, not the working tree, give the bytes; the
+blob ids the lock records ([[files]], the files' Software Heritage ids) are git's own.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import subprocess
 import pytest
 
 from generator.settings import Settings
-from generator.sources import DEFAULT_LOCK, load_lock
-from generator.sources.lock import REPO_ROOT
+from generator.sources import load_lock
 from generator.sources.resolve import Resolver
+from tests.site_helpers import ROOT, SITE_LOCK
 
 # From UPSTREAM.md: the sha256 of each file at openai/gpt-2's pinned commit.
 FILE_SHA256 = {
@@ -25,8 +26,8 @@ FILE_SHA256 = {
 
 
 def test_every_upstream_pin_is_the_clones_bytes_at_its_commit(tmp_path) -> None:
-    lock = load_lock(DEFAULT_LOCK)
-    clones = Settings.load(REPO_ROOT).git_dirs
+    lock = load_lock(SITE_LOCK)
+    clones = Settings.load(ROOT).git_dirs
     pins = [p for p in lock.pins if p.evidence_level == "upstream"]
     assert pins, "the lock claims 'upstream' nowhere: drop this test or the claim"
     if not any(p.repo in clones for p in pins):
@@ -47,3 +48,13 @@ def test_every_upstream_pin_is_the_clones_bytes_at_its_commit(tmp_path) -> None:
         excerpt = resolver.resolve(pin)
         assert excerpt.resolved_from.startswith("git:"), pin.id
         assert excerpt.text == expected, pin.id
+        # the ids the lock records for the whole file are git's own for the clone's bytes
+        recorded = lock.file_id(pin.repo, pin.path)
+        named = subprocess.run(
+            ["git", "-C", str(clones[pin.repo]), "rev-parse", f"{commit}:{pin.path}"],
+            capture_output=True,
+            check=True,
+            text=True,
+        ).stdout.strip()
+        assert recorded is not None and recorded.sha1_git == named, pin.id
+        assert recorded.sha256 == FILE_SHA256[pin.path], pin.id

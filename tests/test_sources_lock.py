@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources.lock import DEFAULT_LOCK, dump_lock, load_lock, parse_lock
+from generator.sources.lock import dump_lock, load_lock, parse_lock
+from tests.site_helpers import SITE_LOCK
 from tests.sources_helpers import REPO, TOY_V1, excerpt_table, mirror_table, repo_table, write
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -147,15 +148,15 @@ def test_dump_then_load_gives_the_same_lock(tmp_path: Path) -> None:
 
 
 def test_the_real_lock_is_canonical_and_valid() -> None:
-    lock = load_lock(DEFAULT_LOCK)
-    assert dump_lock(lock) == DEFAULT_LOCK.read_text(encoding="utf-8")
+    lock = load_lock(SITE_LOCK)
+    assert dump_lock(lock) == SITE_LOCK.read_text(encoding="utf-8")
     assert {"gpt2.attn", "gpt2.block-call-attn", "hf.gpt2-attention-forward"} <= {
         p.id for p in lock.pins
     }
 
 
 def test_real_lock_pins_the_seed_revisions() -> None:
-    lock = load_lock(DEFAULT_LOCK)
+    lock = load_lock(SITE_LOCK)
     assert lock.repos["openai/gpt-2"].commit == "9b63575ef42771a015060c964af2c3da4cf7c8ab"
     hf = lock.repos["huggingface/transformers"]
     assert hf.commit == "71c6f699ac9b3f8fc42a6a3e9dc59034c349a678"
@@ -171,7 +172,7 @@ def test_real_lock_claims_no_more_than_the_evidence() -> None:
     a full clone (tests/test_sources_clone.py re-reads every such pin there), and each of those
     names the file's sha256 at the commit (UPSTREAM.md), which builds without the clone check."""
     file_sha256 = {"src/model.py": "2ff5065f5cac", "src/sample.py": "7a726916bdc4"}
-    lock = load_lock(DEFAULT_LOCK)
+    lock = load_lock(SITE_LOCK)
     for pin in lock.pins:
         if pin.evidence_level == "upstream":
             assert pin.repo == "openai/gpt-2", pin.id
@@ -187,3 +188,59 @@ def test_real_lock_claims_no_more_than_the_evidence() -> None:
                 assert re.search(r"from 5\.[\d.]+ to 5\.[\d.]+", pin.evidence), pin.id
         family = "gpt2." if pin.repo == "openai/gpt-2" else ("hf.", "llama.", "mistral.")
         assert pin.id.startswith(family), pin.id
+
+
+def files_entry(**overrides: str) -> str:
+    values = {
+        "repo": REPO,
+        "path": "pkg/toy.py",
+        "sha256": "a" * 64,
+        "sha1_git": "b" * 40,
+        "evidence": "made up for a test",
+        **overrides,
+    }
+    return "\n[[files]]\n" + "".join(f'{k} = "{v}"\n' for k, v in values.items())
+
+
+def test_a_files_entry_round_trips(tmp_path: Path) -> None:
+    path = write(tmp_path / "lock.toml", lock_text(files_entry(), good()))
+    lock = load_lock(path)
+    (entry,) = lock.files
+    assert (entry.sha1_git, lock.file_id(REPO, "pkg/toy.py")) == ("b" * 40, entry)
+    assert lock.file_id(REPO, "other.py") is None
+    assert parse_lock(dump_lock(lock), path).files == lock.files
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        ({"sha1_git": "b" * 39}, "40 lowercase hex"),
+        ({"sha1_git": "B" * 40}, "40 lowercase hex"),
+        ({"sha256": "a" * 63}, "64 lowercase hex"),
+        ({"repo": "some/other"}, "unknown repo"),
+        ({"path": "../x.py"}, "'..'"),
+        ({"evidence": " "}, "empty evidence"),
+    ],
+)
+def test_a_bad_files_entry_is_named_with_its_fix(tmp_path: Path, overrides, problem) -> None:
+    error = load_error(tmp_path, lock_text(files_entry(**overrides), good()))
+    assert problem in error.problem and error.entry.startswith("files") and error.fix
+
+
+def test_a_file_listed_twice_is_an_error(tmp_path: Path) -> None:
+    error = load_error(tmp_path, lock_text(files_entry(), files_entry(), good()))
+    assert "listed twice" in error.problem
+
+
+def test_the_real_lock_records_gpt2s_files_with_upstreams_hashes() -> None:
+    """The whole-file sha256 UPSTREAM.md gives for each openai/gpt-2 file the site quotes; the
+    blob ids beside them are checked against the bytes by test_sources_clone.py (a clone) and
+    test_sources_real_lock.py (model.py rebuilt from the registry copies)."""
+    lock = load_lock(SITE_LOCK)
+    upstream = {
+        "src/model.py": "2ff5065f5cac3dc93065f8a3f36eb013e407972a80abcd4ee6b89a7138a0d5a6",
+        "src/sample.py": "7a726916bdc416b296665b52ea7b87581152e16794c8eaff90bf4f89b1235771",
+    }
+    assert {(f.repo, f.path): f.sha256 for f in lock.files} == {
+        ("openai/gpt-2", path): digest for path, digest in upstream.items()
+    }

@@ -20,15 +20,16 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources import DEFAULT_LOCK, Excerpt, load_lock, omission_marker, resolve_all
+from generator.sources import Excerpt, load_lock, omission_marker, resolve_all
 from generator.sources.fetch import NetSettings
-from generator.sources.lock import REPO_ROOT, Lock
+from generator.sources.lock import Lock
 from generator.sources.pypi import read_member
 from generator.sources.symbols import symbol_range
 from generator.store import Store
+from tests.site_helpers import ROOT, SITE_LOCK
 
 PYPI = "https://pypi.org/simple"
-SEED_003 = REPO_ROOT.parent / "shared" / "seeds" / "003_eae0eb8e5315b14b.txt"
+SEED_003 = ROOT.parent / "shared" / "seeds" / "003_eae0eb8e5315b14b.txt"
 # From UPSTREAM.md: sha256 of openai/gpt-2 src/model.py at 9b63575ef427 (174 lines).
 GPT2_MODEL_PY_SHA256 = "2ff5065f5cac3dc93065f8a3f36eb013e407972a80abcd4ee6b89a7138a0d5a6"
 HF_WINDOW = (39, 417)  # lines identical in every release 5.6.2–5.22.2 (UPSTREAM.md)
@@ -36,7 +37,7 @@ HF_WINDOW = (39, 417)  # lines identical in every release 5.6.2–5.22.2 (UPSTRE
 
 @pytest.fixture(scope="module")
 def lock() -> Lock:
-    return load_lock(DEFAULT_LOCK)
+    return load_lock(SITE_LOCK)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +95,12 @@ def test_gpt2_model_py_rebuilt_from_mirrors_is_the_file_at_the_pin(
     rebuilt_lines = finetuning[:146] + client[148:176]
     rebuilt = "\n".join(rebuilt_lines) + "\n"
     assert hashlib.sha256(rebuilt.encode()).hexdigest() == GPT2_MODEL_PY_SHA256
+    # the Software Heritage id the lock records is git's blob id of these very bytes
+    recorded = lock.file_id("openai/gpt-2", "src/model.py")
+    data = rebuilt.encode()
+    assert recorded is not None and recorded.sha256 == GPT2_MODEL_PY_SHA256
+    assert recorded.sha1_git == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    assert excerpts["gpt2.attn"].swhid.startswith(f"swh:1:cnt:{recorded.sha1_git};")
     tree = ast.parse(rebuilt)
     top_level = {n.name: (n.lineno, n.end_lineno) for n in tree.body if hasattr(n, "name")}
     for pin in lock.pins:

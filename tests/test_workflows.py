@@ -4,6 +4,7 @@ browser tests ran against it, caches keyed on what produces them, the weekly pin
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import yaml
 
@@ -69,3 +70,7 @@ def test_pins_are_verified_online_every_week():
     runs = " ".join(s.get("run", "") for s in steps(weekly))
     assert "itm verify --online" in runs and "gh issue create" in runs
     assert "itm verify --online --raise-evidence" in runs and "gh pr create" in runs
+    # files Software Heritage has not archived (as `itm verify --online` prints them) are reported
+    from generator.sources import commands
+
+    assert "NOT ARCHIVED" in runs and "NOT ARCHIVED" in Path(commands.__file__).read_text()

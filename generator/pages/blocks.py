@@ -36,6 +36,7 @@ class SourcesEntry(Block):
     license: Markup  # literal()
     account: SourcesAccount
     sha256: str
+    swhid: Markup | None  # literal(): the file's SWHID with the lines; None: file not read whole
     cited_on: tuple[tuple[str, str], ...]  # (page title, Markdown link target)
     excerpt: PlainExcerpt
     citation: Citation

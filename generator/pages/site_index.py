@@ -10,6 +10,7 @@ from generator.models import get_family
 from generator.pages.blocks import SourcesAccount, SourcesEntry, SourcesRepo
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
+from generator.render.cite import citation
 from generator.render.code import excerpt_anchor, literal
 from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int
@@ -285,6 +286,7 @@ def sources_entry(
         license=blocks.Markup(literal(ex.repo.license)),
         account=account,
         sha256=ex.sha256,
+        swhid=blocks.Markup(literal(ex.swhid)) if ex.swhid else None,
         cited_on=cited_on,
         excerpt=plain_excerpt(ex),
         citation=citation(ex),
@@ -295,25 +297,3 @@ def plain_excerpt(ex) -> blocks.PlainExcerpt:
     """An excerpt's lines as plain escaped text with upstream line numbers (Sources page)."""
     runs = tuple(blocks.PlainRun(*run) for run in code_render.plain_runs(ex))
     return blocks.PlainExcerpt(label=f"{ex.path} {code_render.span_label(ex)}", runs=runs)
-
-
-def citation(ex) -> blocks.Citation:
-    """Plain-text and BibTeX citations of one pinned excerpt."""
-    lines = code_render.span_label(ex)
-    owner, name = ex.repo.name.split("/")
-    key = f"{name}-{ex.repo.short[:7]}-{ex.id}".replace(".", "-")
-    plain = (
-        f"{ex.repo.name}, {ex.path}, {lines}, at commit {ex.repo.commit}. "
-        f"{ex.permalink} (excerpt sha256 {ex.sha256[:16]}…)"
-    )
-    bibtex = "\n".join(
-        [
-            f"@misc{{{key},",
-            f"  author = {{{owner}}},",
-            f"  title = {{{{{ex.repo.name}}}: {ex.path}, {lines}}},",
-            f"  howpublished = {{\\url{{{ex.permalink}}}}},",
-            f"  note = {{Commit {ex.repo.commit}; excerpt sha256 {ex.sha256}}},",
-            "}",
-        ]
-    )
-    return blocks.Citation(plain=plain, bibtex=bibtex)

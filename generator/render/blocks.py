@@ -1,4 +1,5 @@
-"""The renderers' page blocks: Code tabs, "Direct evidence" cards and the architecture map.
+"""The renderers' page blocks: Code tabs, "Direct evidence" cards, the pinned-excerpts
+extension's cards and the architecture map.
 
 Data only; the markup is in generator/templates/ (see generator/blocks.py). These live beside the
 renderers, not in generator/pages/, because renderers sit below pages: generator/pages/ imports
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from generator.blocks import Block, Markup
+from generator.blocks import Block, Citation, Markup
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,26 @@ class EvidenceCard(Block):
     cite: str | None  # the excerpt's entry on the Sources page
     status: Markup  # literal(): how the excerpt was confirmed
     runs: Markup  # the fenced runs, indented into the "Read code excerpt" box, no final "\n"
+
+
+@dataclass(frozen=True)
+class ExcerptCard(Block):
+    """An excerpt a page quotes through the pinned-excerpts extension: where it comes from (the
+    permalink), its numbered runs with elisions, how it was confirmed, and how to cite it."""
+
+    template: ClassVar[str] = "pinned_excerpt.html"
+    repo: str  # "openai/gpt-2"
+    path: str  # "src/model.py"
+    lines: str  # "lines 69–112" (the span shown; omissions are marked inside)
+    permalink: str
+    commit: str  # 40 hex digits
+    short: str  # the commit abbreviated
+    license: str
+    level: str  # the evidence level
+    evidence: str  # how the text was confirmed
+    swhid: str | None  # the file's SWHID with the lines; None when not known
+    runs: Markup  # where the numbered runs go: a mark the extension replaces with their Markdown
+    citation: Citation
 
 
 Point = tuple[str, str]  # x, y in the drawing's user units, formatted ("240", "206")

@@ -81,20 +81,24 @@ def fence(code: str, *, first_line: int, block_id: str, lang: str = "python") ->
     return f'{ticks}{{.{lang} #{block_id} linenums="{first_line}"}}\n{body}{ticks}\n'
 
 
-def omitted(after: int, before: int) -> str:
+OMITTED_CLASS = "itm-omitted"  # this site's; the pinned-excerpts extension passes its own
+
+
+def omitted(after: int, before: int, css_class: str = OMITTED_CLASS) -> str:
     """The marker between two runs: lines after+1 .. before-1 are not shown."""
     first, last = after + 1, before - 1
     lines = f"line {first}" if first == last else f"lines {first}–{last}"
-    return f"… {lines} omitted …\n{{: .itm-omitted }}\n"
+    return f"… {lines} omitted …\n{{: .{css_class} }}\n"
 
 
-def excerpt_blocks(excerpt: ExcerptLike, prefix: str) -> str:
-    """All runs of an excerpt, with omission markers between them."""
+def excerpt_blocks(excerpt: ExcerptLike, prefix: str, omitted_class: str = OMITTED_CLASS) -> str:
+    """All runs of an excerpt, with omission markers between them: Markdown fences numbered
+    with the upstream lines (pymdownx.superfences and pymdownx.highlight convert them)."""
     parts: list[str] = []
     previous_last: int | None = None
     for first_line, code in excerpt.blocks:
         if previous_last is not None:
-            parts.append(omitted(previous_last, first_line))
+            parts.append(omitted(previous_last, first_line, omitted_class))
         parts.append(
             fence(code, first_line=first_line, block_id=fence_id(prefix, excerpt.id, first_line))
         )

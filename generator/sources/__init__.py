@@ -1,28 +1,28 @@
 """Pinned upstream code excerpts: the lock, verified resolution, and how pages cite them.
 
-lock = load_lock(DEFAULT_LOCK)                       # validates; InputError(file, entry, fix)
-excerpts = resolve_all(lock, cache_dir=settings.cache_dir)   # settings: generator.settings
-excerpts["gpt2.attn"].blocks, .permalink, .label, .license, .evidence_level
+lock = load_lock(Path("sources/lock.toml"))          # validates; InputError(file, entry, fix)
+excerpts = resolve_excerpts(lock, settings)          # settings: generator.settings.Settings
+excerpts["gpt2.attn"].blocks, .permalink, .label, .license, .evidence_level, .swhid
 """
 
 from __future__ import annotations
 
 from generator.sources.excerpt import Excerpt, omission_marker
 from generator.sources.lock import (
-    DEFAULT_LOCK,
     EVIDENCE_LEVELS,
+    FileId,
     Lock,
     Mirror,
     Pin,
     Repo,
     load_lock,
 )
-from generator.sources.resolve import Resolver, resolve_all
+from generator.sources.resolve import Resolver, resolve_all, resolve_excerpts
 
 __all__ = [
-    "DEFAULT_LOCK",
     "EVIDENCE_LEVELS",
     "Excerpt",
+    "FileId",
     "Lock",
     "Mirror",
     "Pin",
@@ -31,4 +31,5 @@ __all__ = [
     "load_lock",
     "omission_marker",
     "resolve_all",
+    "resolve_excerpts",
 ]

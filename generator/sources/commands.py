@@ -1,4 +1,9 @@
-"""`itm verify`, `itm pin`, `itm bump`: check the lock, add an excerpt, move a repo's pin."""
+"""`itm verify`, `itm pin`, `itm bump`: check the lock, add an excerpt, move a repo's pin.
+
+Each works on any site's lock: `--lock PATH`, else the lock of the site in the current folder
+(generator/sources/locate.py), with that site's settings. Nothing here depends on where the
+package is installed.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +15,25 @@ from pathlib import Path
 
 from generator.errors import InputError
 from generator.settings import Settings
-from generator.sources.excerpt import cut, decode, find_placement, fits, sha256_hex, split_lines
+from generator.sources.excerpt import cut, find_placement, fits, sha256_hex
+from generator.sources.locate import SiteLock, find_lock
 from generator.sources.lock import (
-    DEFAULT_LOCK,
     EVIDENCE_LEVELS,
     MAX_TEXT_BYTES,
-    REPO_ROOT,
+    FileId,
     Lock,
     Pin,
     Range,
     Repo,
     check_commit,
+    empty_lock,
     format_ranges,
     load_lock,
-    parse_ranges,
+    parse_line_spec,
     write_lock,
 )
 from generator.sources.resolve import SOURCES, FullFile, Resolver
+from generator.sources.swh import ArchiveError, archived, core
 from generator.sources.symbols import SymbolError, symbol_range
 from generator.store import read_regular
 
@@ -39,15 +46,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = verify.add_mutually_exclusive_group()
     where.add_argument("--offline", action="store_true", help="no network: cache and git only")
     where.add_argument(
-        "--online", action="store_true", help="check every excerpt against GitHub at its commit"
+        "--online",
+        action="store_true",
+        help="check every excerpt against GitHub at its commit, and ask Software Heritage"
+        " whether it has archived each whole file",
     )
     verify.add_argument("--id", action="append", default=[], help="only this excerpt (repeatable)")
     verify.add_argument(
         "--raise-evidence",
         action="store_true",
         help="with --online or --git: an excerpt read from GitHub, or from a clone, at its pinned "
-        "commit becomes 'upstream' evidence in the lock (rewritten; the weekly workflow proposes "
-        "it as a pull request)",
+        "commit becomes 'upstream' evidence in the lock, and each whole file read there gets its "
+        "sha256 and git blob id recorded ([[files]]: its Software Heritage id); the lock is "
+        "rewritten (the weekly workflow proposes it as a pull request)",
     )
     verify.set_defaults(func=run_verify)
 
@@ -87,7 +98,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lock", type=Path, default=DEFAULT_LOCK, help="the lock file")
+    parser.add_argument(
+        "--lock",
+        type=Path,
+        default=None,
+        help="the lock file (default: the lock of the site whose mkdocs.yml is in this folder or"
+        " above)",
+    )
     parser.add_argument(
         "--cache-dir", type=Path, default=None, help="blob cache (default $ITM_CACHE_DIR or .cache)"
     )
@@ -124,11 +141,25 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _site(args: argparse.Namespace) -> SiteLock:
+    """The lock the command works on, and the site whose settings go with it."""
+    return find_lock(args.lock, Path.cwd())
+
+
+def _load(site: SiteLock) -> Lock:
+    return load_lock(site.path, root=site.root)
+
+
+def _settings(site: SiteLock) -> Settings:
+    """The site's settings: its plugin's options, then ITM_* variables (generator.settings)."""
+    return Settings.load(site.root, site.options)
+
+
 def _resolver(
-    args: argparse.Namespace, lock: Lock, default_repo: str | None, **options
+    args: argparse.Namespace, site: SiteLock, lock: Lock, default_repo: str | None, **options
 ) -> Resolver:
-    """A resolver for the project's settings (ITM_* variables), the flags winning over them."""
-    settings = Settings.load(REPO_ROOT)
+    """A resolver for the site's settings, the flags winning over them."""
+    settings = _settings(site)
     return Resolver.for_settings(
         lock,
         settings,
@@ -140,16 +171,33 @@ def _resolver(
     )
 
 
+def file_entry(repo: Repo, path: str, file: FullFile, command: str) -> FileId:
+    """A [[files]] entry for a whole file read at the repo's pinned commit."""
+    where = (
+        "a clone (`git show COMMIT:PATH`, whose object id is this blob id)"
+        if (file.origin.startswith("git:"))
+        else "GitHub (the raw file at the commit)"
+    )
+    return FileId(
+        repo=repo.name,
+        path=path,
+        sha256=file.sha256,
+        sha1_git=file.sha1_git,
+        evidence=f"Read whole at commit {repo.commit} from {where} by `{command}`.",
+    )
+
+
 # ---------------------------------------------------------------- verify
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    lock = load_lock(args.lock)
+    site = _site(args)
+    lock = _load(site)
     # Raising evidence reads every file afresh at its commit: from GitHub, or from a clone (git's
     # object ids bind a commit to its bytes just as GitHub's permalinks do), never from a cache.
     from_clone = args.raise_evidence and not args.online
     sources = ("github",) if args.online else ("git",) if from_clone else SOURCES
-    resolver = _resolver(args, lock, None, sources=sources)
+    resolver = _resolver(args, site, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
     if not pins:
         raise InputError(
@@ -200,38 +248,64 @@ def run_verify(args: argparse.Namespace) -> int:
             )
             print(f"     {pin.id}: evidence {pin.evidence_level} -> upstream")
     print(f"{len(pins) - failures} of {len(pins)} excerpts verified against {lock.display}")
+    command = f"itm verify --{'git' if from_clone else 'online'} --raise-evidence"
+    for (repo_name, path), file in sorted(resolver.files_read.items()):
+        known = lock.file_id(repo_name, path) is not None
+        print(
+            f"file {repo_name} {path}: sha1_git {file.sha1_git}"
+            f" ({'as recorded' if known else 'not recorded yet'})"
+        )
+        if args.raise_evidence and not known:
+            raised = raised.with_file(file_entry(lock.repos[repo_name], path, file, command))
+            print(f"     recorded its ids in [[files]] (Software Heritage: {core(file.sha1_git)})")
+    if args.online:
+        _ask_the_archive(resolver, raised)
     if raised is not lock:
         write_lock(raised)
         print(f"wrote {lock.display}")
     return 1 if failures else 0
 
 
+def _ask_the_archive(resolver: Resolver, lock: Lock) -> None:
+    """Whether Software Heritage has archived each whole file the lock (or this run) knows;
+    prints the ones it has not, to be saved (https://archive.softwareheritage.org/save/)."""
+    ids = {(f.repo, f.path): f.sha1_git for f in lock.files}
+    ids.update({key: file.sha1_git for key, file in resolver.files_read.items()})
+    missing = 0
+    for (repo_name, path), sha1_git in sorted(ids.items()):
+        try:
+            found = archived(resolver.http, resolver.swh_base, sha1_git)
+        except ArchiveError as error:
+            print(f"archive? {repo_name} {path}: could not ask Software Heritage ({error})")
+            continue
+        if found:
+            print(f"archived {repo_name} {path}: {core(sha1_git)}")
+        else:
+            missing += 1
+            print(
+                f"NOT ARCHIVED {repo_name} {path}: Software Heritage does not hold"
+                f" {core(sha1_git)}; ask it to save {lock.repos[repo_name].url}"
+                " (https://archive.softwareheritage.org/save/)"
+            )
+    if missing:
+        print(f"{missing} file(s) not archived by Software Heritage")
+
+
 # ---------------------------------------------------------------- pin
 
 
 def parse_lines(spec: str) -> tuple[Range, ...]:
-    """ "69-112" / "185-191,204-224" / "126" -> ranges, checked as the lock checks them
-    (before any file is read: "5-2" is reversed, "0-2" starts before line 1)."""
-    ranges = []
-    for part in spec.replace("–", "-").split(","):
-        first, _, last = part.strip().partition("-")
-        try:
-            ranges.append((int(first), int(last or first)))
-        except ValueError:
-            raise InputError(
-                f"cannot read line range {part!r}", entry="--lines", fix='write "69-112,120-125"'
-            ) from None
-
-    def fail(entry: str, problem: str, fix: str) -> InputError:
-        return InputError(problem, entry=entry, fix=fix)
-
-    return parse_ranges([list(r) for r in ranges], "--lines", fail)
+    """ "69-112" / "185-191,204-224" / "126" -> ranges, checked before any file is read."""
+    return parse_line_spec(spec, entry="--lines")
 
 
 def run_pin(args: argparse.Namespace) -> int:
     # --lines checked first: a typo fails before any file is read or fetched
     asked: tuple[Range, ...] = () if args.symbol else parse_lines(args.lines)
-    lock = load_lock(args.lock)
+    site = _site(args)
+    # the site's first pin starts its lock (a path that exists but is no lock is an error)
+    exists = site.path.exists() or site.path.is_symlink()
+    lock = _load(site) if exists else empty_lock(site.path, root=site.root)
     if args.id in {p.id for p in lock.pins} and not args.replace:
         raise InputError(
             "an excerpt with this id exists",
@@ -267,7 +341,7 @@ def run_pin(args: argparse.Namespace) -> int:
             )
         try:
             data = read_regular(args.trusted_file, max_bytes=MAX_TEXT_BYTES)
-            text = decode(data, str(args.trusted_file))
+            file = FullFile.of(data, str(args.trusted_file), f"file:{args.trusted_file}")
         except (OSError, ValueError) as error:
             raise InputError(
                 f"cannot use it as the file's text: {getattr(error, 'strerror', None) or error}",
@@ -275,11 +349,15 @@ def run_pin(args: argparse.Namespace) -> int:
                 entry="--trusted-file",
                 fix=f"pass the UTF-8 text of {args.path} at the pinned commit",
             ) from None
-        file = FullFile(text=text, lines=split_lines(text), origin=f"file:{args.trusted_file}")
         default_evidence = args.evidence
+        # a file someone vouches for is checked against the lock's ids, never recorded as read
+        Resolver(lock, cache_dir=_settings(site).cache_dir).check_file(
+            repo, args.path, file, entry=args.id
+        )
     else:
-        resolver = _resolver(args, lock, args.repo)
+        resolver = _resolver(args, site, lock, args.repo)
         file = resolver.file_at(repo, args.path, repo.commit, entry=args.id)
+        resolver.check_file(repo, args.path, file, entry=args.id)
         how = (
             "`git show COMMIT:PATH` in a local clone"
             if file.origin.startswith("git:")
@@ -318,11 +396,15 @@ def run_pin(args: argparse.Namespace) -> int:
         evidence=args.evidence or default_evidence,
     )
     new_lock = lock.with_pin(pin)
+    if file.read_at_pin and lock.file_id(repo.name, args.path) is None:
+        new_lock = new_lock.with_file(file_entry(repo, args.path, file, "itm pin"))
     print(
         f"{pin.id}: {repo.name} {args.path} {format_ranges(ranges)}"
         f"{f' (symbol {pin.symbol})' if pin.symbol else ''} sha256 {pin.sha256}"
         f" [{pin.evidence_level}] from {file.origin}"
     )
+    if file.read_at_pin:
+        print(f"  file sha1_git {file.sha1_git} (Software Heritage: {core(file.sha1_git)})")
     if args.dry_run:
         print("(dry run: nothing written)")
         return 0
@@ -335,7 +417,8 @@ def run_pin(args: argparse.Namespace) -> int:
 
 
 def run_bump(args: argparse.Namespace) -> int:
-    lock = load_lock(args.lock)
+    site = _site(args)
+    lock = _load(site)
     repo = lock.repos.get(args.repo)
     if repo is None:
         raise InputError(
@@ -346,13 +429,15 @@ def run_bump(args: argparse.Namespace) -> int:
         )
     check_commit(args.commit, file=lock.display, entry=args.repo)
     new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
-    resolver = _resolver(args, lock, args.repo)
+    resolver = _resolver(args, site, lock, args.repo)
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
     updated: list[Pin] = []
     blocked: list[str] = []
+    files: dict[str, FullFile] = {}  # path -> the whole file at the new commit
     for pin in pins:
         file = resolver.file_at(new_repo, pin.path, new_repo.commit, entry=pin.id)
+        files[pin.path] = file
         change = bump_pin(pin, file, new_repo)
         print(f"  {change.status:<10} {pin.id:<32} {change.detail}")
         if change.pin is None:
@@ -371,9 +456,13 @@ def run_bump(args: argparse.Namespace) -> int:
     if blocked:
         print("not written: every excerpt must re-resolve first")
         return 1
-    new_lock = replace(lock, repos={**lock.repos, repo.name: new_repo})
+    # the repo's [[files]] ids were of the old commit: those of the files just read replace them
+    kept = tuple(f for f in lock.files if f.repo != repo.name)
+    new_lock = replace(lock, repos={**lock.repos, repo.name: new_repo}, files=kept)
     for pin in updated:
         new_lock = new_lock.with_pin(pin)
+    for path, file in files.items():
+        new_lock = new_lock.with_file(file_entry(new_repo, path, file, "itm bump"))
     write_lock(new_lock)
     print(f"wrote {lock.display}")
     return 0

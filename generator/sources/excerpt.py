@@ -7,9 +7,10 @@ range is kept byte for byte and ends with "\\n"; the runs are concatenated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generator.sources.lock import Range, Repo, format_ranges
+from generator.sources.swh import swhid
 from generator.store import sha256_hex
 
 __all__ = ["sha256_hex"]  # re-exported: the sources modules hash excerpt text with it
@@ -72,6 +73,8 @@ class Excerpt:
     evidence: str
     evidence_level: str
     resolved_from: str  # "cache" | "git:/path" | "github" | "pypi:gpt-2-finetuning==1.0.14"
+    sha1_git: str | None = None  # the whole file's git blob id at the commit, when known
+    pinned: tuple[Range, ...] = ()  # the lines the lock pins, when a page shows fewer (select)
 
     @property
     def filename(self) -> str:
@@ -107,6 +110,40 @@ class Excerpt:
     @property
     def license(self) -> str:
         return self.repo.license
+
+    @property
+    def swhid(self) -> str | None:
+        """The Software Heritage id of the file at the commit, qualified with the lines shown
+        (first to last); None when the whole file's bytes at the pin have not been read."""
+        if self.sha1_git is None:
+            return None
+        return swhid(
+            self.sha1_git,
+            url=self.repo.url,
+            commit=self.repo.commit,
+            path=self.path,
+            lines=(self.first_line, self.last_line),
+        )
+
+    def select(self, ranges: tuple[Range, ...]) -> Excerpt:
+        """The same verified excerpt showing only `ranges`, each inside one pinned range (the
+        runs between them are marked omitted); ValueError naming the pinned lines otherwise."""
+        lines = {first + i: line for first, code in self.blocks
+                 for i, line in enumerate(split_lines(code))}  # fmt: skip
+        for first, last in ranges:
+            if not any(a <= first and last <= b for a, b in self.ranges):
+                raise ValueError(
+                    f"lines {format_ranges(((first, last),))} are not inside the pinned lines"
+                    f" {format_ranges(self.ranges)}"
+                )
+        text = "".join(lines[n] + "\n" for first, last in ranges for n in range(first, last + 1))
+        return replace(
+            self,
+            ranges=ranges,
+            blocks=make_blocks(text, ranges),
+            text=text,
+            pinned=self.pinned or self.ranges,
+        )
 
 
 def omission_marker(gap: Range) -> str:

@@ -1,7 +1,10 @@
-"""The pin lock (sources/lock.toml): which upstream lines the site may show, and their hashes.
+"""The pin lock (a site's lock file, sources/lock.toml here): which upstream lines a site may
+show, and their hashes.
 
-One file, three tables:
+One file, four tables:
   [repos."OWNER/REPO"]  url, full 40-hex commit, license
+  [[files]]             a whole upstream file at the commit: its sha256 and git blob id
+                        (sha1_git, the core of its Software Heritage id), and how they were read
   [[mirrors]]           a registry archive that carries verbatim lines of an upstream file
                         (optional lines = upstream windows it vouches for, offset = shift)
   [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
@@ -21,9 +24,6 @@ from pathlib import Path
 from generator.checked_io import write_output
 from generator.errors import InputError
 from generator.store import read_regular
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_LOCK = REPO_ROOT / "sources" / "lock.toml"
 
 # How the text pinned in the lock was confirmed, strongest first. The site shows the
 # description next to the excerpt and never claims more than the level says.
@@ -45,6 +45,7 @@ MAX_TEXT_BYTES = 16 * 1024 * 1024
 Range = tuple[int, int]  # first and last line, 1-based, inclusive
 
 _HEX40 = re.compile(r"[0-9a-f]{40}")
+_SHA1_GIT = _HEX40
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -54,6 +55,7 @@ _REPO_KEYS = ("url", "commit", "license")
 _MIRROR_KEYS = ("repo", "path", "package", "version", "filename", "sha256", "member", "note")
 _MIRROR_PLACEMENT = ("lines", "offset")  # optional: where the mirror vouches for upstream lines
 _EXCERPT_KEYS = ("id", "repo", "path", "symbol", "lines", "sha256", "evidence_level", "evidence")
+_FILE_KEYS = ("repo", "path", "sha256", "sha1_git", "evidence")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,18 @@ class Mirror:
 
 
 @dataclass(frozen=True)
+class FileId:
+    """A whole upstream file at its repo's pinned commit, as read once in full: its sha256 and
+    its git blob id (sha1_git), which is the core of its Software Heritage id (SWHID)."""
+
+    repo: str
+    path: str
+    sha256: str  # of the file's bytes
+    sha1_git: str  # git's blob id: sha1 of b"blob <size>\0" + the bytes
+    evidence: str  # how the bytes were read (which command, from where)
+
+
+@dataclass(frozen=True)
 class Pin:
     """One [[excerpts]] entry as written in the lock (not yet resolved to text)."""
 
@@ -116,10 +130,12 @@ class Lock:
     repos: dict[str, Repo]
     mirrors: tuple[Mirror, ...]
     pins: tuple[Pin, ...]
+    files: tuple[FileId, ...] = ()
+    display: str = ""  # the path as messages show it (relative to the site when inside it)
 
-    @property
-    def display(self) -> str:
-        return display_path(self.path)
+    def __post_init__(self) -> None:
+        if not self.display:
+            object.__setattr__(self, "display", display_path(self.path))
 
     def pin(self, excerpt_id: str) -> Pin:
         for pin in self.pins:
@@ -137,6 +153,18 @@ class Lock:
     def mirrors_for(self, repo: str, path: str) -> tuple[Mirror, ...]:
         return tuple(m for m in self.mirrors if m.repo == repo and m.path == path)
 
+    def file_id(self, repo: str, path: str) -> FileId | None:
+        """The whole file's recorded ids at the repo's commit, when it has been read in full."""
+        return next((f for f in self.files if f.repo == repo and f.path == path), None)
+
+    def with_file(self, new: FileId) -> Lock:
+        """A copy with `new` replacing the entry of the same file, or appended."""
+        same = (new.repo, new.path)
+        files = [new if (f.repo, f.path) == same else f for f in self.files]
+        if self.file_id(*same) is None:
+            files.append(new)
+        return replace(self, files=tuple(files))
+
     def with_pin(self, new: Pin) -> Lock:
         """A copy with `new` replacing the pin of the same id, or appended."""
         pins = [new if p.id == new.id else p for p in self.pins]
@@ -145,12 +173,18 @@ class Lock:
         return replace(self, pins=tuple(pins))
 
 
-def display_path(path: Path) -> str:
-    """The path as a reader would type it: relative to the repository when inside it."""
-    try:
-        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        return str(path)
+def display_path(path: Path, root: Path | None = None) -> str:
+    """The path as a reader would type it: relative to `root` (the site's folder) or else to the
+    current folder when inside it, absolute otherwise."""
+    resolved = Path(path).absolute()
+    for base in (root, Path.cwd()):
+        if base is None:
+            continue
+        try:
+            return resolved.relative_to(Path(base).absolute()).as_posix()
+        except ValueError:
+            continue
+    return str(resolved)
 
 
 def format_ranges(ranges: tuple[Range, ...], dash: str = "–") -> str:
@@ -161,27 +195,37 @@ def format_ranges(ranges: tuple[Range, ...], dash: str = "–") -> str:
 # ---------------------------------------------------------------- loading and validation
 
 
-def load_lock(path: Path = DEFAULT_LOCK) -> Lock:
-    """Read and validate a lock file. Raises InputError naming the entry and the fix."""
+def load_lock(path: Path, *, root: Path | None = None) -> Lock:
+    """Read and validate a lock file (a regular UTF-8 file, at most MAX_TEXT_BYTES: a FIFO, a
+    device or a folder is refused without waiting). Raises InputError naming the entry and the
+    fix; `root` (the site's folder) shortens the file's name in messages."""
     path = Path(path)
-    file = display_path(path)
+    file = display_path(path, root)
     try:
         text = read_regular(path, max_bytes=MAX_TEXT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise InputError(
-            "lock file not found", file=file, fix="create it, or pass --lock PATH"
+            "lock file not found",
+            file=file,
+            fix="create it with `itm pin` (run in the site's folder, or pass --lock PATH), or"
+            " point the plugin's `lock` option at the site's lock",
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(
             f"cannot read the lock: {getattr(error, 'strerror', None) or error}",
             file=file,
-            fix="pass --lock the path of a UTF-8 TOML lock file (sources/lock.toml)",
+            fix="name a regular UTF-8 TOML lock file (the plugin's `lock` option, or --lock PATH)",
         ) from None
-    return parse_lock(text, path)
+    return parse_lock(text, path, display=file)
 
 
-def parse_lock(text: str, path: Path) -> Lock:
-    file = display_path(path)
+def empty_lock(path: Path, *, root: Path | None = None) -> Lock:
+    """An empty lock to be written at `path` (`itm pin` starts a site's lock with it)."""
+    return Lock(path=Path(path), repos={}, mirrors=(), pins=(), display=display_path(path, root))
+
+
+def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
+    file = display or display_path(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -192,7 +236,7 @@ def parse_lock(text: str, path: Path) -> Lock:
     def fail(entry: str, problem: str, fix: str) -> InputError:
         return InputError(problem, file=file, entry=entry, fix=fix)
 
-    _check_keys(data, ("version", "repos", "mirrors", "excerpts"), "top level", fail)
+    _check_keys(data, ("version", "repos", "files", "mirrors", "excerpts"), "top level", fail)
     if data.get("version", 1) != 1:
         raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
 
@@ -234,7 +278,48 @@ def parse_lock(text: str, path: Path) -> Lock:
             )
         seen_ids.add(pin.id)
         pins.append(pin)
-    return Lock(path=path, repos=repos, mirrors=mirrors, pins=tuple(pins))
+    files: list[FileId] = []
+    for i, table in enumerate(_table_list(data, "files", fail)):
+        found = _parse_file(i, table, repos, fail)
+        if any((f.repo, f.path) == (found.repo, found.path) for f in files):
+            raise fail(
+                f"files {found.repo} {found.path}",
+                "the file is listed twice",
+                "delete the duplicate [[files]] entry",
+            )
+        files.append(found)
+    return Lock(
+        path=path, repos=repos, mirrors=mirrors, pins=tuple(pins), files=tuple(files), display=file
+    )
+
+
+def _table_list(data: dict, key: str, fail) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise fail(key, f"{key} must be a list of tables", f"write each entry as [[{key}]]")
+    return value
+
+
+def _parse_file(index: int, table: dict, repos: dict[str, Repo], fail) -> FileId:
+    entry = f"files[{index}]"
+    _check_keys(table, _FILE_KEYS, entry, fail)
+    values = {key: _string(table, key, entry, fail) for key in _FILE_KEYS}
+    found = FileId(**values)
+    entry = f"files {found.repo} {found.path}"
+    if found.repo not in repos:
+        raise fail(entry, f"unknown repo {found.repo!r}", _known_repos_fix(repos))
+    _check_path(found.path, entry, fail)
+    _check_sha256(found.sha256, entry, fail, "the whole file")
+    if not _SHA1_GIT.fullmatch(found.sha1_git):
+        raise fail(
+            entry,
+            f"sha1_git {found.sha1_git!r} is not 40 lowercase hex digits",
+            "record the file's git blob id (`itm verify --git REPO=DIR --raise-evidence` computes"
+            " it), or delete the entry",
+        )
+    if not found.evidence.strip():
+        raise fail(entry, "empty evidence", "say how the whole file was read")
+    return found
 
 
 def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
@@ -465,16 +550,43 @@ def parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
     return tuple(ranges)
 
 
+def parse_line_spec(spec: object, *, entry: str, file: str | None = None) -> tuple[Range, ...]:
+    """ "69-112" / "185-191, 204-224" / "126" / 126 -> ranges, checked as the lock checks them
+    ("5-2" is reversed, "0-2" starts before line 1); en dashes count as hyphens. For `itm pin
+    --lines` and a page's `lines:` option; the error names `entry` (and `file`)."""
+    ranges = []
+    for part in str(spec).replace("–", "-").split(","):
+        first, _, last = part.strip().partition("-")
+        try:
+            ranges.append([int(first), int(last or first)])
+        except ValueError:
+            raise InputError(
+                f"cannot read line range {part.strip()!r}",
+                file=file,
+                entry=entry,
+                fix='write lines like "69-112" or "185-191, 204-224"',
+            ) from None
+
+    def fail(entry: str, problem: str, fix: str) -> InputError:
+        return InputError(problem, file=file, entry=entry, fix=fix)
+
+    return parse_ranges(ranges, entry, fail)
+
+
 # ---------------------------------------------------------------- writing
 
 
 _HEADER = """\
-# Pinned upstream code excerpts for "Inside the Model" (read by generator.sources.load_lock).
+# Pinned upstream code excerpts (read by the pinned-excerpts MkDocs plugin and `itm` commands).
 #
 # Upstream code is never committed here: builds fetch these lines from a cache, a local git
 # checkout, GitHub at the commit, or a registry mirror whose lines hash to the pin, and show
 # them with the upstream line numbers below. Change this file with `itm pin` and `itm bump`
 # (they rewrite it in this canonical form); check it with `itm verify`.
+#
+# files: a whole upstream file read at the commit (git or GitHub): its sha256 and its git blob
+# id (sha1_git), which names it in Software Heritage (swh:1:cnt:<sha1_git>). Recorded by
+# `itm pin` and `itm verify --raise-evidence`; a build that reads the file checks both.
 #
 # excerpts: lines are inclusive upstream line ranges at the repo's commit; symbol (when given)
 # is the dotted Python name that resolves to those lines; sha256 covers the lines, each ending
@@ -499,6 +611,10 @@ def dump_lock(lock: Lock) -> str:
         out.append(f"url = {_toml_str(repo.url)}\n")
         out.append(f"commit = {_toml_str(repo.commit)}\n")
         out.append(f"license = {_toml_str(repo.license)}\n")
+    for file in lock.files:
+        out.append("\n[[files]]\n")
+        for key in _FILE_KEYS:
+            out.append(f"{key} = {_toml_str(getattr(file, key))}\n")
     for mirror in lock.mirrors:
         out.append("\n[[mirrors]]\n")
         for key in _MIRROR_KEYS:
@@ -529,5 +645,5 @@ def write_lock(lock: Lock, path: Path | None = None) -> None:
     """Validate the new text, then replace the file atomically (temp file + os.replace)."""
     path = Path(path or lock.path)
     text = dump_lock(lock)
-    parse_lock(text, path)  # never write a lock that would not load
+    parse_lock(text, path, display=lock.display)  # never write a lock that would not load
     write_output(path, text.encode("utf-8"))

@@ -4,6 +4,13 @@ Each source's answer is verified against the pin's sha256 before use. Git and Gi
 whole file at the commit, so a mismatch there is final (the lock is wrong, or upstream is not
 what it claims); a mirror that does not match is just skipped. `--offline` keeps to the cache
 and git. What is verified goes into the content-addressed cache for the next build.
+
+A whole file read from git or GitHub is also checked against the lock's [[files]] entry for it
+(sha256 and git blob id), and remembered in `Resolver.files_read` (what `itm pin` and `itm verify
+--raise-evidence` record). Every excerpt carries its file's blob id from the lock, if recorded:
+the core of its Software Heritage id.
+
+    excerpts = resolve_excerpts(lock, settings)   # the plugins and the commands call this
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from generator.errors import InputError
-from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, Settings
+from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -26,8 +33,9 @@ from generator.sources.excerpt import (
     split_lines,
 )
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
-from generator.sources.lock import Lock, Mirror, Pin, Range, Repo, format_ranges
+from generator.sources.lock import FileId, Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
+from generator.sources.swh import git_blob_id
 from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
@@ -46,7 +54,20 @@ class FullFile:
 
     text: str
     lines: list[str]
-    origin: str  # "git:/path" or "github"
+    origin: str  # "git:/path", "github" or "file:/path" (a file `itm pin` was told to trust)
+    sha256: str = ""  # of the bytes
+    sha1_git: str = ""  # git's blob id of the bytes
+
+    @classmethod
+    def of(cls, data: bytes, where: str, origin: str) -> FullFile:
+        """The file from its bytes (ValueError unless UTF-8), with both of its hashes."""
+        text = decode(data, where)
+        return cls(text, split_lines(text), origin, sha256_hex(data), git_blob_id(data))
+
+    @property
+    def read_at_pin(self) -> bool:
+        """Read from git or GitHub at the commit (not a file someone vouched for)."""
+        return self.origin == "github" or self.origin.startswith("git:")
 
 
 class Resolver:
@@ -63,6 +84,7 @@ class Resolver:
         sources: tuple[str, ...] = SOURCES,
         github_base: str | None = None,
         pypi_base: str | None = None,
+        swh_base: str | None = None,
         net: NetSettings | None = None,
     ) -> None:
         unknown = set(sources) - set(SOURCES)
@@ -77,9 +99,13 @@ class Resolver:
         self.git_dirs = dict(git_dirs or {})
         self.github_base = (github_base or DEFAULT_GITHUB_RAW).rstrip("/")
         self.pypi_base = (pypi_base or DEFAULT_PYPI_SIMPLE).rstrip("/")
+        self.swh_base = (swh_base or DEFAULT_SWH_API).rstrip("/")  # Software Heritage's API
         self.http = Http(net, log=self.log)
         self._files: dict[tuple[str, str, str, str], FullFile | str] = {}
         self._mirrors: dict[Mirror, list[str] | str] = {}
+        # (repo, path) -> the whole file read at the repo's pinned commit, checked against the
+        # lock's [[files]] entry when there is one
+        self.files_read: dict[tuple[str, str], FullFile] = {}
 
     @classmethod
     def for_settings(cls, lock: Lock, settings: Settings, **options) -> Resolver:
@@ -92,6 +118,7 @@ class Resolver:
                 "git_dirs": settings.git_dirs,
                 "github_base": settings.github_raw,
                 "pypi_base": settings.pypi_simple,
+                "swh_base": settings.swh_api,
                 "net": NetSettings(deadline=settings.download_deadline),
                 **options,
             },
@@ -121,7 +148,9 @@ class Resolver:
         if origin != "cache" and ranges == pin.ranges:
             # unsigned: every read checks the text against the lock's sha256 (_via_cache)
             entry = text.encode("utf-8")
-            self.cache.put_entry("excerpts", location_key(pin, repo), entry, signed=False)
+            key = location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
+            self.cache.put_entry("excerpts", key, entry, signed=False)
+        recorded = self.lock.file_id(pin.repo, pin.path)
         return Excerpt(
             id=pin.id,
             repo=repo,
@@ -134,6 +163,7 @@ class Resolver:
             evidence=pin.evidence,
             evidence_level=pin.evidence_level,
             resolved_from=origin,
+            sha1_git=recorded.sha1_git if recorded else None,
         )
 
     def _holds_symbol(self, pin: Pin, text: str, origin: str) -> None:
@@ -155,14 +185,15 @@ class Resolver:
         if not pin.ranges:
             tried.append("cache: the lock records no lines for this symbol yet")
             return None
-        data = self.cache.get_entry("excerpts", location_key(pin, repo), signed=False)
+        key = location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
+        data = self.cache.get_entry("excerpts", key, signed=False)
         if data is None:
             tried.append("cache: not cached for these lines at this commit")
             return None
         text = data.decode("utf-8", errors="replace")
         needed = sum(b - a + 1 for a, b in pin.ranges)
         if sha256_hex(data) != pin.sha256 or len(split_lines(text)) != needed:
-            self.cache.discard(self.cache.entry_path("excerpts", location_key(pin, repo)),
+            self.cache.discard(self.cache.entry_path("excerpts", key),
                                f"it does not hold the pinned text of {pin.id}")  # fmt: skip
             tried.append("cache: entry discarded (not the pinned text)")
             return None
@@ -242,6 +273,7 @@ class Resolver:
     def _from_full_file(self, pin: Pin, repo: Repo, file: FullFile) -> Found:
         """Cut the pin from the whole file at the commit; a mismatch here is final."""
         where = f"{pin.path} at {repo.short} ({file.origin})"
+        self.check_file(repo, pin.path, file, entry=pin.id)
         ranges = pin.ranges
         if pin.symbol is not None:
             try:
@@ -281,6 +313,33 @@ class Resolver:
         return text, ranges, file.origin
 
     # ------------------------------------------------------------ whole files (pin, bump)
+
+    def check_file(self, repo: Repo, path: str, file: FullFile, *, entry: str) -> None:
+        """A whole file read at the repo's commit must have the ids the lock records for it
+        ([[files]]); it is remembered in `files_read`. InputError on a mismatch: final."""
+        recorded = self.lock.file_id(repo.name, path)
+        if recorded is not None:
+            differ = [
+                f"{name} {got}, the lock records {want}"
+                for name, got, want in (
+                    ("sha256", file.sha256, recorded.sha256),
+                    ("git blob id", file.sha1_git, recorded.sha1_git),
+                )
+                if got != want
+            ]
+            if differ:
+                raise InputError(
+                    f"hash mismatch: {path} at {repo.short} ({file.origin}) has "
+                    + "; ".join(differ)
+                    + " (these bytes are not used)",
+                    file=self.lock.display,
+                    entry=entry,
+                    fix=f"if upstream is right and the lock wrong, delete the [[files]] entry of"
+                    f" {path} and record it again (`itm verify --raise-evidence`); otherwise check"
+                    " the commit and the clone",
+                )
+        if file.read_at_pin:
+            self.files_read[(repo.name, path)] = file
 
     def file_at(self, repo: Repo, path: str, commit: str, *, entry: str) -> FullFile:
         """The whole file at a commit, from git or GitHub; InputError saying so when neither has it.
@@ -337,11 +396,18 @@ class Resolver:
             return f"git did not answer within {GIT_DEADLINE:g} s in {directory}"
         if shown.returncode == 0:
             try:
-                text = decode(shown.stdout, f"{path} at {commit[:12]}")
+                file = FullFile.of(shown.stdout, f"{path} at {commit[:12]}", f"git:{directory}")
             except ValueError as error:
                 return str(error)
+            # git names the blob by the hash of its bytes: ours must be the same id
+            named = git("rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+            if named.stdout.decode(errors="replace").strip() != file.sha1_git:
+                return (
+                    f"git's id of {path} at {commit[:12]} is not the hash of the bytes it showed"
+                    f" ({file.sha1_git[:12]}…): the clone is damaged (git fsck)"
+                )
             self.log(f"git: read {path} at {commit[:12]} from {directory}")
-            return FullFile(text=text, lines=split_lines(text), origin=f"git:{directory}")
+            return file
         if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
             stderr = shown.stderr.decode(errors="replace").strip().splitlines()
             if not directory.is_dir() or (stderr and "not a git repository" in stderr[-1]):
@@ -354,9 +420,7 @@ class Resolver:
         if key not in self._files:
             url = f"{self.github_base}/{repo.name}/{commit}/{quote(path)}"
             try:
-                data = self.http.get(url)
-                text = decode(data, url)
-                self._files[key] = FullFile(text=text, lines=split_lines(text), origin="github")
+                self._files[key] = FullFile.of(self.http.get(url), url, "github")
             except NotFound:
                 self._files[key] = f"{path} not found at {commit[:12]} (HTTP 404)"
             except FetchError as error:
@@ -399,6 +463,25 @@ class Resolver:
         return self._error(pin, "could not be resolved and verified: " + "; ".join(tried), fix)
 
 
+def resolve_excerpts(
+    lock: Lock,
+    settings: Settings,
+    *,
+    ids: list[str] | None = None,
+    log: Log | None = None,
+    **options,
+) -> dict[str, Excerpt]:
+    """The lock's excerpts (or those of `ids`, in that order), verified, by id: what the MkDocs
+    plugins and the `itm` commands call. `settings` gives the cache, offline, local clones and
+    hosts (generator.settings.Settings); `options` go to Resolver and win over them.
+
+    Raises InputError (the lock's file, the excerpt's id, the fix) for the first excerpt that
+    cannot be resolved or does not match its hash."""
+    resolver = Resolver.for_settings(lock, settings, log=log, **options)
+    pins = [lock.pin(excerpt_id) for excerpt_id in ids] if ids is not None else list(lock.pins)
+    return {pin.id: resolver.resolve(pin) for pin in pins}
+
+
 def resolve_all(
     lock: Lock,
     *,
@@ -434,9 +517,12 @@ def _windows(group: list[Mirror]) -> str:
     )
 
 
-def location_key(pin: Pin, repo: Repo) -> str:
-    """The cache key of an excerpt: valid only for this repo, commit, path, lines and hash."""
-    return key_of("excerpt", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256)
+def location_key(pin: Pin, repo: Repo, file: FileId | None = None) -> str:
+    """The cache key of an excerpt: valid only for this repo, commit, path, lines and hash, and
+    the whole file's ids when the lock records them (a changed id is checked again, against the
+    file, before an excerpt of it is shown with it)."""
+    ids = (file.sha256, file.sha1_git) if file else ()
+    return key_of("excerpt", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
 
 
 def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:

@@ -1,0 +1,225 @@
+"""The pinned-excerpts Markdown syntax: a block in pymdown-extensions' generic-block style.
+
+    /// excerpt | gpt2.attn
+        lines: 69-75, 104-112
+    ///
+
+ID (after the bar) names an excerpt of the lock. `lines` (optional, indented YAML as in
+pymdownx.blocks) shows only those lines, each range inside the pinned lines; the lines between
+are marked omitted. Each block becomes a card (templates/pinned_excerpt.html, which a site
+overrides in its theme's custom_dir under pinned_excerpts/): the file and permalink, the lines
+numbered as upstream, the evidence, the Software Heritage id and the citations.
+
+The blocks are expanded by a preprocessor that runs after whitespace is normalized and before
+fences are read: the card's HTML goes into Python-Markdown's stash (as fenced code does) and its
+runs stay in the page as fences, which pymdownx.superfences and pymdownx.highlight convert like
+any other, wherever the block stands (top level, a list, an admonition, a tab). Blocks inside a fenced code block are left as they are (a
+page can show the syntax). A block that names an unknown id, asks for lines outside the pin, or
+is malformed stops the build with the page, the id and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from markdown import Extension, Markdown
+from markdown.preprocessors import Preprocessor
+from mkdocs.exceptions import PluginError
+
+from generator.pinned_excerpts.excerpts import Render, load_excerpts
+
+NAME = "excerpt"  # the block's name: /// excerpt | ID
+OPTIONS = ("lines",)
+PRIORITY = 29  # after normalize_whitespace (30), before fenced_code_block (25) and html_block (20)
+
+_START = re.compile(
+    rf"^(?P<indent>[ ]*)(?P<slashes>/{{3,}})[ ]*{NAME}[ ]*(?:\|[ ]*(?P<id>.*?))?[ ]*$"
+)
+_FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<mark>`{3,}|~{3,})")
+
+
+class ExcerptBlocks(Preprocessor):
+    """Replaces every `/// excerpt | ID` block of a page with its card."""
+
+    def __init__(self, md: Markdown, extension: PinnedExcerptsExtension) -> None:
+        super().__init__(md)
+        self.extension = extension
+
+    def run(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        fence: tuple[str, int] | None = None  # (character, length) of the open code fence
+        quoted: dict[str, int] = {}  # excerpt id -> how many times this page quoted it
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if fence is not None:
+                closing = _FENCE.match(line)
+                mark = closing.group("mark") if closing else ""
+                rest = line[closing.end() :].strip() if closing else "x"
+                if mark[:1] == fence[0] and len(mark) >= fence[1] and not rest:
+                    fence = None
+                out.append(line)
+                continue
+            opening = _FENCE.match(line)
+            if opening:
+                mark = opening.group("mark")
+                fence = (mark[0], len(mark))
+                out.append(line)
+                continue
+            start = _START.match(line)
+            if start is None:
+                out.append(line)
+                continue
+            indent, slashes = start.group("indent"), start.group("slashes")
+            excerpt_id = (start.group("id") or "").strip()
+            body: list[str] = []
+            while i < len(lines) and lines[i].rstrip() != indent + slashes:
+                body.append(lines[i])
+                i += 1
+            if i == len(lines):
+                raise self.extension.error(
+                    excerpt_id or NAME,
+                    f"the block opened by {line.strip()!r} is never closed",
+                    f"end it with a line of {slashes} (at the same indent)",
+                )
+            i += 1  # the closing line
+            options = self._options(excerpt_id, body, indent)
+            count = quoted[excerpt_id] = quoted.get(excerpt_id, 0) + 1
+            prefix = "excerpt" if count == 1 else f"excerpt{count}"
+            card = self.extension.card(excerpt_id, options, prefix)
+            # the card's HTML is kept aside (as fenced code is) and its runs stay Markdown, so a
+            # card works wherever a fence does: in a list, an admonition, a tab
+            rows = [self._stash(card.html[0])]
+            for html in card.html[1:]:
+                rows += ["", *card.runs.split("\n"), "", self._stash(html)]
+            out += ["", *(indent + row if row else row for row in rows), ""]
+        return out
+
+    def _stash(self, html: str) -> str:
+        """A placeholder for raw HTML that Python-Markdown puts back in the page as it is."""
+        return self.md.htmlStash.store(html.strip()) if html.strip() else ""
+
+    def _options(self, excerpt_id: str, body: list[str], indent: str) -> dict[str, Any]:
+        """The block's YAML options: lines indented four spaces past the block's own."""
+        if not excerpt_id:
+            raise self.extension.error(
+                NAME,
+                "the block names no excerpt",
+                f"write `/// {NAME} | ID` with the id of an excerpt in the lock",
+            )
+        inner = indent + "    "
+        if any(row.strip() and not row.startswith(inner) for row in body):
+            raise self.extension.error(
+                excerpt_id,
+                "an excerpt block holds only its options, indented four spaces",
+                f"write `/// {NAME} | {excerpt_id}`, then `    lines: 10-20` (optional), then"
+                " `///`; put prose outside the block",
+            )
+        text = "\n".join(row[len(inner) :] for row in body)
+        try:
+            options = yaml.safe_load(text) if text.strip() else {}
+        except yaml.YAMLError as error:
+            raise self.extension.error(
+                excerpt_id,
+                f"its options are not YAML ({str(error).splitlines()[0]})",
+                "write options as `    lines: 10-20`",
+            ) from None
+        if not isinstance(options, dict) or set(options) - set(OPTIONS):
+            unknown = sorted(set(options) - set(OPTIONS)) if isinstance(options, dict) else []
+            raise self.extension.error(
+                excerpt_id,
+                f"unknown option {unknown[0]!r}" if unknown else "its options are not key: value",
+                f"the options are: {', '.join(OPTIONS)} (e.g. `    lines: 10-20, 30-35`)",
+            )
+        return options
+
+
+class PinnedExcerptsExtension(Extension):
+    """Expands `/// excerpt | ID` blocks into cards of verified excerpts.
+
+    The pinned-excerpts MkDocs plugin makes one with the excerpts it resolved and the card
+    renderer (generator.pinned_excerpts.plugin); `page` names the page being converted in
+    errors. Used with Python-Markdown alone, pass `lock` (a lock file): its excerpts are
+    resolved and verified on first use, with settings from the environment (ITM_* variables).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.config = {
+            "lock": ["", "the lock file (when the plugin does not pass excerpts)"],
+            "custom_dir": ["", "a folder whose pinned_excerpts/ overrides the card's templates"],
+        }
+        self.excerpts: Mapping[str, Any] | None = kwargs.pop("excerpts", None)
+        self.render: Render | None = kwargs.pop("render", None)
+        self.lock_file: str = kwargs.pop("lock_file", "")
+        self.page = ""  # the page being converted, as errors name it ("docs/index.md")
+        super().__init__(**kwargs)
+
+    def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.preprocessors.register(ExcerptBlocks(md, self), "pinned_excerpts", PRIORITY)
+
+    def error(self, entry: str, problem: str, fix: str) -> PluginError:
+        from generator.errors import InputError
+
+        error = InputError(problem, file=self.page or None, entry=entry, fix=fix)
+        return PluginError(f"Pinned excerpts: {error}")
+
+    def card(self, excerpt_id: str, options: dict[str, Any], prefix: str) -> Any:
+        """The card (render.card.CardParts) for one block of the page."""
+        from generator.errors import InputError
+        from generator.sources.lock import format_ranges, parse_line_spec
+
+        excerpts = self._excerpts()
+        excerpt = excerpts.get(excerpt_id)
+        if excerpt is None:
+            known = ", ".join(sorted(excerpts)) or "none: the lock has no excerpts yet"
+            raise self.error(
+                excerpt_id,
+                f"no excerpt with this id in {self.lock_file or 'the lock'}",
+                f"use one of: {known}; or pin it (`itm pin {excerpt_id} --repo OWNER/REPO --path"
+                " PATH --lines A-B --git DIR`)",
+            )
+        if options.get("lines") is not None:
+            try:
+                ranges = parse_line_spec(options["lines"], entry=excerpt_id, file=self.page)
+                excerpt = excerpt.select(ranges)
+            except InputError as error:
+                raise self.error(excerpt_id, f"lines: {error.problem}", error.fix or "") from None
+            except ValueError as error:
+                pinned = format_ranges(excerpt.ranges)
+                raise self.error(
+                    excerpt_id,
+                    str(error),
+                    f"ask for lines inside {pinned}, or pin more lines (`itm pin {excerpt_id}"
+                    f" --replace --repo {excerpt.repo.name} --path {excerpt.path} --lines ...`)",
+                ) from None
+        assert self.render is not None
+        return self.render(excerpt, prefix)
+
+    def _excerpts(self) -> Mapping[str, Any]:
+        """The plugin's excerpts, or (Python-Markdown alone) the `lock` option's, resolved."""
+        if self.excerpts is None:
+            lock = self.getConfig("lock")
+            if not lock:
+                raise self.error(
+                    NAME,
+                    "no excerpts: the extension was given neither a lock nor the plugin's excerpts",
+                    "enable the pinned-excerpts plugin in mkdocs.yml (plugins: - pinned-excerpts),"
+                    " or pass the extension lock=PATH",
+                )
+            from generator.errors import InputError
+
+            try:  # the lock's folder is the site's: a relative cache_dir starts there
+                self.excerpts, self.render, self.lock_file = load_excerpts(
+                    lock, options={"custom_dir": self.getConfig("custom_dir") or None}
+                )
+            except InputError as error:
+                raise PluginError(f"Pinned excerpts: {error}") from None
+        return self.excerpts
+
+
+def makeExtension(**kwargs: Any) -> PinnedExcerptsExtension:  # noqa: N802 (Python-Markdown's name)
+    return PinnedExcerptsExtension(**kwargs)

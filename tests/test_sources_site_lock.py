@@ -1,0 +1,98 @@
+"""`itm verify`, `itm pin` and `itm bump` work on any site's lock: `--lock PATH`, else the lock
+named by the mkdocs.yml of the folder they run in (or the nearest above), with that site's
+plugin options as their settings. Nothing depends on where the package is installed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+from generator.sources.lock import load_lock
+from tests.pinned_helpers import make_toy_site
+from tests.sources_helpers import PATH, REPO, isolated_env
+
+pytestmark = pytest.mark.usefixtures(isolated_env.__name__)
+
+
+def test_verify_finds_the_lock_through_the_sites_mkdocs_yml(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    site = make_toy_site(tmp_path)
+    monkeypatch.chdir(site.root / "docs")  # a folder below the site's
+    assert main(["verify", "--offline"]) == 0
+    out = capsys.readouterr().out
+    # the plugin's own options reach the command: its git_dirs gave the clone
+    assert "2 of 2 excerpts verified against excerpts.lock.toml" in out
+    assert f"from git:{site.upstream}" in out
+
+
+def test_the_plugins_lock_option_is_followed(tmp_path: Path, monkeypatch, capsys) -> None:
+    site = make_toy_site(tmp_path, plugin="      lock: pins/my.lock.toml\n")
+    (site.root / "pins").mkdir()
+    shutil.move(site.lock, site.root / "pins" / "my.lock.toml")
+    monkeypatch.chdir(site.root)
+    assert main(["verify", "--offline"]) == 0
+    assert "verified against pins/my.lock.toml" in capsys.readouterr().out
+
+
+def test_pin_writes_into_the_sites_lock(tmp_path: Path, monkeypatch, capsys) -> None:
+    site = make_toy_site(tmp_path)
+    monkeypatch.chdir(site.root)
+    assert main(["pin", "toy.tail", "--repo", REPO, "--path", PATH, "--symbol", "tail"]) == 0
+    assert load_lock(site.lock).pin("toy.tail").ranges == ((36, 37),)
+    bump = ["bump", REPO, site.commit]  # the same commit: everything unchanged, nothing written
+    assert main(bump) == 0
+    assert "unchanged  toy.tail" in capsys.readouterr().out
+
+
+def test_the_gpt2_sites_own_plugin_names_its_lock(tmp_path: Path, monkeypatch, capsys) -> None:
+    from generator.sources.locate import find_lock
+
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text(
+        "site_name: x\nplugins:\n  - inside-the-model:\n      offline: true\n"
+    )
+    found = find_lock(None, root)
+    assert found.path == root.resolve() / "sources" / "lock.toml"
+    assert found.root == root.resolve() and found.options["offline"] is True
+    (root / "mkdocs.yml").write_text("site_name: x\nplugins:\n  - itm\n")  # the old name
+    assert find_lock(None, root).path == root.resolve() / "sources" / "lock.toml"
+
+
+def test_an_explicit_lock_wins(tmp_path: Path, monkeypatch, capsys) -> None:
+    site = make_toy_site(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no mkdocs.yml here or above
+    args = ["verify", "--offline", "--git", f"{REPO}={site.upstream}", "--lock", str(site.lock)]
+    assert main(args) == 0
+    assert "2 of 2 excerpts verified" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", ["no site", "no lock plugin", "broken mkdocs.yml"])
+def test_no_lock_to_be_found_is_a_clear_error(tmp_path: Path, monkeypatch, capsys, case) -> None:
+    folder = tmp_path / "here"
+    (folder / "docs").mkdir(parents=True)
+    if case == "no lock plugin":
+        (folder / "mkdocs.yml").write_text("site_name: x\nplugins:\n  - search\n")
+    elif case == "broken mkdocs.yml":
+        (folder / "mkdocs.yml").write_text("site_name: x\nplugins: [[[\n")
+    monkeypatch.chdir(folder)
+    assert main(["verify", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "fix:" in err and "--lock PATH" in err and "Traceback" not in err
+
+
+def test_the_first_pin_creates_the_sites_lock(tmp_path: Path, monkeypatch) -> None:
+    site = make_toy_site(tmp_path)
+    site.lock.unlink()
+    monkeypatch.chdir(site.root)
+    pin = ["pin", "toy.tail", "--repo", REPO, "--path", PATH, "--symbol", "tail"]
+    assert main([*pin, "--commit", site.commit, "--license", "MIT"]) == 0
+    lock = load_lock(site.lock)
+    assert [p.id for p in lock.pins] == ["toy.tail"]
+    assert lock.file_id(REPO, PATH).sha1_git == site.blob
