@@ -50,7 +50,10 @@ def test_gallery_has_every_head_with_its_anchor_and_files(built_site, soup, head
         png = (page_dir / cell.img["src"]).resolve()
         assert svg.read_bytes().startswith(b"<svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert cell["aria-label"].startswith(f"Block {h['layer']}, head {h['head']}")
+        # The name starts with the label the reader sees (axe: label-content-name-mismatch).
+        label = f"{h['layer']}.{h['head']}"
+        assert cell.select_one(".itm-head__label").get_text() == label
+        assert cell["aria-label"].startswith(f"Head {label} (block {h['layer']}, head {h['head']})")
 
 
 def test_numbers_on_the_page_are_the_engines(soup):

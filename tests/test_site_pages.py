@@ -149,7 +149,7 @@ def expected_counts(model) -> dict[str, tuple[int, int]]:
     return {
         "components/token-embedding": (numel(t.wte), 1),
         "components/position-embedding": (numel(t.wpe), 1),
-        "components/layernorm": (numel(block.ln_1), n_layer),
+        "components/layernorm": (numel(block.ln_1), 2 * n_layer),  # ln_1 and ln_2 per block
         "components/attention": (numel(block.attn), n_layer),
         "components/mlp": (numel(block.mlp), n_layer),
         "components/block": (numel(block), n_layer),
@@ -176,7 +176,7 @@ def test_page_numbers_equal_transformers_numel_for_every_size(built_site: Path, 
             shapes = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))[name_label]
             shown = number(shapes.select_one('[data-q="params.per_instance"]').get_text())
             assert shown == per, (page, name)
-            total = shapes.select_one('[data-q="params.total"]')
+            total = shapes.select_one('[data-q="params.total"], [data-q="params.page_total"]')
             assert (number(total.get_text()) if total else per) == per * count, (page, name)
             table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
             table = tab_blocks(table_set)[name_label]
@@ -203,11 +203,41 @@ def test_whole_model_numbers_for_every_size(built_site: Path, hf_models) -> None
         assert number(block.select_one('[data-q="params.embedding"]').get_text()) == embedding
 
 
-def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path) -> None:
+def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path, hf_models) -> None:
+    """Zero parameters, and the table the page promises: what an untied output matrix (an
+    untied lm_head of transformers) would cost, for each size."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
     html = soup(built_site / "components/unembedding/index.html")
     shapes = html.select_one(".itm-shapes .tabbed-block")
     assert number(shapes.select_one('[data-q="params.per_instance"]').get_text()) == 0
     assert "ties the unembedding to the token embedding" in html.get_text()
+    table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+    for label, name in SIZES.items():
+        config = hf_models[name].config.to_dict()
+        with torch.device("meta"):
+            untied = transformers.GPT2LMHeadModel(
+                transformers.GPT2Config(**{**config, "tie_word_embeddings": False})
+            )
+        block = tab_blocks(table_set)[label]
+        assert block.find("table") is not None, f"{label}: no table of the untied cost"
+        cost = block.select_one('[data-q="params.untied"]')
+        assert cost is not None and number(cost.get_text()) == numel(untied.lm_head), name
+
+
+def test_the_sources_heading_counts_the_evidence_cards(built_site: Path) -> None:
+    """As in the seed's "Sources 2": the count beside the heading is the cards below it."""
+    pages = sorted((built_site / "components").glob("*/index.html"))
+    assert len(pages) >= 10
+    for page in pages:
+        html = soup(page)
+        heading = html.find("h2", id="sources")
+        assert heading is not None, page
+        count = heading.select_one(".itm-count")
+        assert count is not None, page
+        cards = html.select(".itm-evidence")
+        assert count.get_text(" ", strip=True).split()[0] == str(len(cards)), page
 
 
 # -- excerpts against the lock ---------------------------------------------------------------
@@ -380,13 +410,27 @@ def test_layernorm_page_totals_ln_1_and_ln_2_and_every_latex_table_is_linked(
 ) -> None:
     """The LayerNorm page covers ln_1 and ln_2: its total across blocks is both, as transformers
     counts them; each generated LaTeX table (parameters and FLOPs) is linked from a page."""
+    import torch
+
     html = soup(built_site / "components/layernorm/index.html")
     table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+    header = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))
     for label, name in SIZES.items():
-        t = hf_models[name].transformer
+        model = hf_models[name]
+        t = model.transformer
         expected = sum(numel(block.ln_1) + numel(block.ln_2) for block in t.h)
         shown = tab_blocks(table_set)[label].select_one('[data-q="params.page_total"]')
         assert shown is not None and number(shown.get_text()) == expected, name
+        # The header says the same: both LayerNorms of every block (it once said ln_1's only).
+        top = header[label].select_one('[data-q="params.page_total"]')
+        assert top is not None and number(top.get_text()) == expected, name
+        # Every LayerNorm module of the model, ln_f included.
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+        whole = html.select('[data-q="params.model_count"]')
+        counts = {b.find_parent("p").get_text(" ", strip=True).split(":")[0]: b for b in whole}
+        shown_all = counts[f"In the whole of {label}"]
+        assert number(shown_all.get_text()) == sum(numel(m) for m in norms), name
+        assert f"so {len(norms)} LayerNorms" in shown_all.find_parent("p").get_text(), name
     tables = {p.relative_to(built_site).as_posix() for p in built_site.glob("tables/*.tex")}
     assert any("-flops-" in t for t in tables)
     linked = set()

@@ -75,7 +75,8 @@ class ShapeList(Block):
     tensors: tuple[TensorShape, ...]
     per_instance: str  # parameters of one instance, formatted
     instances: int  # how many the model has (n_layer for a block's parts)
-    total: str  # per_instance × instances, formatted
+    together: tuple[str, ...]  # the components the page covers ("ln_1", "ln_2"), each as big
+    total: str  # per_instance × len(together) × instances, formatted
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,28 @@ class ParameterCount(Block):
     per_instance_tex: str  # tex_int()
     total_tex: str  # of this component's instances, tex_int()
     latex: tuple[tuple[str, str], ...]  # (component, link to its LaTeX table)
+
+
+@dataclass(frozen=True)
+class Count(Block):
+    """A count beside a heading, as in "Sources 2" (inline HTML)."""
+
+    template: ClassVar[str] = "count.html"
+    n: int
+    what: str  # "pinned excerpts": what is counted, said in words beside the figure
+
+
+@dataclass(frozen=True)
+class ModelCount(Block):
+    """One size's count of a kind of part across the whole model: "ln_1 × 12, ln_2 × 12 and
+    ln_f × 1: 25 LayerNorms, 38,400 parameters"."""
+
+    template: ClassVar[str] = "component_model_count.md"
+    model: str  # "GPT-2 small"
+    parts: tuple[tuple[str, str], ...]  # (component, how many the model has), formatted
+    count: str  # all of them, formatted
+    what: str  # "LayerNorms"
+    total: str  # their parameters, formatted
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import FAMILIES
-from generator.pages.blocks import Dim, FlopCount, ParameterCount, ShapeList, Shapes, TensorShape
+from generator.pages.blocks import (
+    Count,
+    Dim,
+    FlopCount,
+    ModelCount,
+    ParameterCount,
+    ShapeList,
+    Shapes,
+    TensorShape,
+)
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
@@ -19,7 +28,7 @@ NO_PARAMS = {  # family -> component -> why it has no parameters of its own
         "unembed": (
             "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
             "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
-            "again as wte (see the table below)."
+            "again as wte:"
         ),
     },
     "llama": {
@@ -79,6 +88,8 @@ class ComponentMacros(PageContext):
         "go_deeper",
         "figure",
         "rope_table",
+        "model_count",
+        "sources_count",
     )
 
     def header(self) -> str:
@@ -128,11 +139,13 @@ class ComponentMacros(PageContext):
             )
             per = accounting.params_per_instance(cfg, c.key)
             count = accounting.instances(cfg, c.key)
+            together = [other for other in self.registry if other.page == c.page]  # ln_1, ln_2
             shapes = ShapeList(
                 tensors=tensors,
                 per_instance=fmt_int(per),
                 instances=count,
-                total=fmt_int(per * count),
+                together=tuple(other.short for other in together),
+                total=fmt_int(sum(accounting.params_total(cfg, other.key) for other in together)),
             )
             return self.render_block(shapes)
 
@@ -146,7 +159,13 @@ class ComponentMacros(PageContext):
             rows = accounting.param_rows(cfg, c.key)
             if not rows:
                 why = NO_PARAMS.get(self.family.name, {}).get(c.key, "No parameters of its own.")
-                return f"{why}\n"
+                untied = accounting.param_rows(cfg, c.key, tied=False)
+                if not untied:
+                    return f"{why}\n"
+                table = markdown_table(
+                    untied, head=PARAM_HEAD, total_label="Untied total", quantity="params.untied"
+                )
+                return f"{why}\n\n{table}"
             per = sum(r.value for r in rows)
             count = accounting.instances(cfg, c.key)
             table = markdown_table(
@@ -172,6 +191,34 @@ class ComponentMacros(PageContext):
                 latex=latex,
             )
             return self.render_block(count_block)
+
+        return self.size_tabs(render)
+
+    def model_count(self, keys: list[str], what: str) -> str:
+        """How many of these components the whole model holds and their parameters, per size:
+        {{ model_count(["ln1", "ln2", "lnf"], "LayerNorms") }}."""
+        unknown = [key for key in keys if key not in self.by_key]
+        if unknown:
+            from generator.errors import InputError
+
+            raise InputError(
+                f"model_count() names {', '.join(unknown)}, which is no component",
+                file=f"docs/{self.src_path}",
+                entry="model_count",
+                fix=f"use keys of the {self.family.name} registry: " + ", ".join(self.by_key),
+            )
+        parts = [self.by_key[key] for key in keys]
+
+        def render(cfg: ModelConfig) -> str:
+            counts = [accounting.instances(cfg, c.key) for c in parts]
+            count = ModelCount(
+                model=cfg.label,
+                parts=tuple((c.short, fmt_int(n)) for c, n in zip(parts, counts, strict=True)),
+                count=fmt_int(sum(counts)),
+                what=what,
+                total=fmt_int(sum(accounting.params_total(cfg, c.key) for c in parts)),
+            )
+            return self.render_block(count)
 
         return self.size_tabs(render)
 
@@ -219,6 +266,11 @@ class ComponentMacros(PageContext):
             card = code_render.evidence_card(self._excerpt(s.excerpt), s.claim, sources_url=cite)
             cards.append(self.render_block(card))
         return "\n".join(cards)
+
+    def sources_count(self) -> str:
+        """The number of evidence cards, for the Sources heading: "## Sources {{ sources_count() }}"."""
+        n = len(self._component().sources)
+        return self.render_block(Count(n=n, what="pinned excerpts" if n != 1 else "pinned excerpt"))
 
     def rope_table(self) -> str:
         """Per size: the head's pairs of dimensions, the base, and how fast the fastest and the

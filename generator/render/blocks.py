@@ -68,6 +68,17 @@ class MapBox:
     width: str
     height: str
 
+    @property
+    def name(self) -> str:
+        """The accessible name: the title, led by the visible label when the title does not
+        hold it ("Block × 12: Pre-norm transformer block"), so that a reader who says what
+        they see names the link (WCAG 2.5.3, axe's label-content-name-mismatch). A label of
+        symbols only (the sum's "+") says nothing the title does not."""
+        words = any(ch.isalnum() for ch in self.label)
+        if not words or self.label.casefold() in self.title.casefold():
+            return self.title
+        return f"{self.label}: {self.title}"
+
 
 @dataclass(frozen=True)
 class MapDiagram(Block):
