@@ -298,6 +298,23 @@ def test_gpt2_sizes_mode_leaves_nothing_of_the_toy_on_screen(browser, site_url: 
     assert "side panel" not in text
     dims = page.locator(".itm-wt-dims dd").first.inner_text()
     assert dims.startswith("GPT-2"), dims  # the toy's 5 tokens are hidden with the toy
+    # No step's words speak of the toy ("4 here", "the toy has no biases", "2 heads of 4
+    # columns"), and the title line drops the toy's "block 0 · head 0".
+    import re
+
+    toy_words = re.compile(r"\btoy\b|\bhere,|\b2 heads\b")  # "4 here, 64 in GPT-2"
+    for step in range(1, 8):
+        page.locator(f'[data-wt-step="{step}"]').click()
+        current = page.locator(".itm-wt__step.is-current")
+        words = current.locator(".itm-wt__text").inner_text()
+        words += "\n" + current.locator(".itm-wt__fig").evaluate_all(
+            "els => els.filter(e => e.checkVisibility()).map(e => e.innerText).join(' ')"
+        )
+        assert not toy_words.search(words), (step, words)
+    sub = page.locator(".itm-wt-sub").inner_text()
+    assert "block" not in sub and "head" not in sub, sub
+    page.locator('input[name="itm-wt-scale"][value="toy"]').check()
+    assert "block 0 · head 0" in page.locator(".itm-wt-sub").inner_text()
     page.context.close()
 
 

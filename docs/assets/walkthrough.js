@@ -224,6 +224,7 @@
   function render(s) {
     var d = s.data, step = d.steps[s.step - 1], root = s.root;
     root.dataset.scale = s.scale;
+    s.article.dataset.wtScale = s.scale; // the title's "block 0 · head 0" is the toy's too
     root.querySelectorAll(".itm-wt__step").forEach(function (sec) {
       var current = sec.dataset.step === String(s.step);
       sec.classList.toggle("is-current", current);

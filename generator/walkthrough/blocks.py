@@ -118,6 +118,7 @@ class Scale:
     model: str  # "GPT-2 medium"
     hidden: bool  # not the size shown without JavaScript
     line: str  # the one-line GPT-2 figure
+    toy_line: str  # what it says of the toy first, hidden with the toy ("" for none)
     facts: tuple[tuple[str, str], ...]
     picture: ScalePicture
 

@@ -202,7 +202,8 @@ class WalkthroughMacros:
                     name=cfg.name,
                     model=cfg.label,
                     hidden=cfg.name != BESIDE_TOY,
-                    line=self.figures[cfg.name][step.key].line,
+                    line=self.figures[cfg.name][step.key].gpt2_line,
+                    toy_line=self.figures[cfg.name][step.key].toy_line,
                     facts=self.figures[cfg.name][step.key].facts,
                     picture=grids.scale_picture(self.figures[cfg.name][step.key], cfg.label),
                 )
