@@ -91,6 +91,30 @@ def test_search_finds_numbers_without_commas_and_code_names(browser, site_url: s
     page.context.close()
 
 
+def test_a_number_typed_as_printed_finds_the_pages_that_print_it(
+    browser, site_url: str, built_site
+) -> None:
+    """GPT-2 small's attention parameters typed with their commas ("2,362,368", as the page
+    prints them) rank first a page that prints them, and every result prints them: the commas
+    once split the query into "2", "362" and "368", and pages holding only 362 and 368 (with a
+    "Missing: 362 368" note) came first, the attention page tenth."""
+    from generator import accounting
+    from generator.config import CONFIGS
+    from generator.render.numbers import fmt_int
+
+    printed = fmt_int(accounting.params_per_instance(CONFIGS["gpt2"], "attention"))
+    assert "," in printed
+    page, _ = open_page(browser, site_url)
+    hits = search(page, printed)
+    assert hits, printed
+    assert "components/attention/" in hits[0], hits
+    for href in hits:
+        path = href.split("#")[0].removeprefix(site_url).lstrip("./").removesuffix("/")
+        html = built_site / path / "index.html" if path else built_site / "index.html"
+        assert printed in html.read_text(encoding="utf-8"), (href, hits)
+    page.context.close()
+
+
 WALKTHROUGH = "walkthrough/attention/"
 READY = '.itm-wt[data-wt-ready="ready"]'
 
