@@ -462,3 +462,101 @@ def test_the_header_map_holds_still_under_the_pointer_and_its_words_are_readable
     desc = page.locator(".itm-hero__map .itm-map__desc").inner_text()
     assert desc == box.get_attribute("title")
     context.close()
+
+
+def header_bottom(page) -> float:
+    return page.evaluate("document.querySelector('.md-header').getBoundingClientRect().bottom")
+
+
+def test_first_screens_show_the_first_grid_and_the_ways_into_the_site(browser, site_url) -> None:
+    """At 1280×800, without scrolling: the walkthrough's first grid, whole, below the sticky
+    header; the home page's ways into the site (every link of its list) and the map's top."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(site_url + WALKTHROUGH, wait_until="networkidle")
+    page.wait_for_selector(READY, state="attached")
+    grid = page.locator(".itm-wt__step.is-current table.itm-wt-grid").first.bounding_box()
+    assert grid is not None
+    assert header_bottom(page) <= grid["y"] and grid["y"] + grid["height"] <= 800, grid
+    page.goto(site_url, wait_until="networkidle")
+    ways = page.locator(".itm-home__ways li a")
+    assert ways.count() >= 5
+    for i in range(ways.count()):
+        box = ways.nth(i).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 800, (ways.nth(i).inner_text(), box)
+    top_box = page.locator("article .itm-map a.itm-map__box").first.bounding_box()
+    assert top_box is not None and top_box["y"] + top_box["height"] <= 800
+    context.close()
+
+
+def test_after_a_step_change_the_step_list_is_wholly_in_view_or_wholly_above(
+    browser, site_url: str
+) -> None:
+    """The "All steps" list was left half under the sticky header after Next or a step's link."""
+    for width in (1280, 375):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        page = context.new_page()
+        page.goto(site_url + WALKTHROUGH, wait_until="networkidle")
+        page.wait_for_selector(READY, state="attached")
+        for action in ('[data-wt-go="1"]', '[data-wt-step="5"]', '[data-wt-go="-1"]'):
+            page.locator(action).click()
+            top = header_bottom(page)
+            box = page.locator(".itm-wt__steps").bounding_box()
+            assert box is not None
+            inside = box["y"] >= top - 0.5
+            above = box["y"] + box["height"] <= top + 0.5
+            assert inside or above, (width, action, top, box)
+        context.close()
+
+
+def test_arrow_keys_inside_a_code_block_that_scrolls_sideways_scroll_it(
+    browser, site_url: str
+) -> None:
+    """← and → step the walkthrough, except inside something that scrolls sideways: there they
+    scroll it, and the step stays."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    page.goto(site_url + WALKTHROUGH, wait_until="networkidle")
+    page.wait_for_selector(READY, state="attached")
+    code = page.locator(".itm-wt-code__ours pre > code").first
+    code.scroll_into_view_if_needed()
+    assert code.evaluate("el => el.scrollWidth > el.clientWidth"), "the engine's code fits 375 px"
+    code.focus()
+    step = page.locator(".itm-wt__step.is-current").get_attribute("data-step")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.querySelector('.itm-wt-code__ours pre > code').scrollLeft > 0")
+    assert page.locator(".itm-wt__step.is-current").get_attribute("data-step") == step
+    # Outside it, the arrow keys still step.
+    page.locator("h1").first.click()
+    page.keyboard.press("ArrowRight")
+    assert page.locator(".itm-wt__step.is-current").get_attribute("data-step") == str(int(step) + 1)
+    context.close()
+
+
+def test_with_javascript_off_no_words_describe_what_only_the_scripts_make(
+    browser, site_url: str
+) -> None:
+    """Without JavaScript there are no step buttons, no toy/GPT-2 toggle, no row panel and no
+    description under the map: the page's words do not send a reader looking for them."""
+    import re
+
+    scripted = re.compile(
+        r"buttons?\b|toggle|\bpanel\b|← →|arrow keys|GPT-2 scale\W+swaps|hover or focus", re.I
+    )
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1280, "height": 800}
+    )
+    page = context.new_page()
+    for path in ("", WALKTHROUGH, "forward-pass/"):
+        page.goto(site_url + path)
+        text = page.locator("article").inner_text()
+        assert not scripted.findall(text), (path, scripted.findall(text))
+    page.goto(site_url)
+    assert "Select a box to open its page" in page.locator("article").inner_text()
+    context.close()
+    page, _ = open_page(browser, site_url + WALKTHROUGH)
+    page.wait_for_selector(READY, state="attached")
+    text = page.locator("article").inner_text()
+    assert "the buttons" in text and "broken down beside it" in text
+    page.context.close()

@@ -272,14 +272,33 @@
     reveal(s);
   }
 
-  /* Bring the step (with the Previous/Next bar above it) to the top when its grids would
-     otherwise start below the fold. */
+  /* Bring the step (with the step list and the Previous/Next bar above it) to the top when
+     its grids would otherwise start below the fold. */
   function reveal(s) {
     var work = s.root.querySelector(".itm-wt__step.is-current .itm-wt__work");
     var top = work.getBoundingClientRect().top;
-    if (top < 0 || top > window.innerHeight * 0.6) {
-      s.root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
+    if (top < 0 || top > window.innerHeight * 0.6) toSteps(s);
+  }
+
+  /* The step list just under the site's sticky header, all of it in view: scrolled to the
+     Previous/Next bar instead, the list ended half under the header. */
+  function toSteps(s) {
+    var header = document.querySelector(".md-header");
+    var below = header ? header.getBoundingClientRect().bottom : 0;
+    var list = s.root.querySelector(".itm-wt__steps");
+    var gap = parseFloat(getComputedStyle(document.documentElement).fontSize) * 0.4;
+    window.scrollTo({ top: window.scrollY + list.getBoundingClientRect().top - below - gap,
+                      behavior: "instant" });
+  }
+
+  /* A key pressed inside something that scrolls sideways (a code block, a wide table, a row
+     of tab labels) scrolls it: ← and → are its keys there, not the stepper's. */
+  function scrollsSideways(el) {
+    for (; el && el !== document.body; el = el.parentElement) {
+      if (el.scrollWidth > el.clientWidth + 1 &&
+          /auto|scroll/.test(getComputedStyle(el).overflowX)) return true;
     }
+    return false;
   }
 
   function start(root, data) {
@@ -347,10 +366,15 @@
       el.addEventListener("mouseenter", function () { lightLines(s, step.lines, "is-hover"); });
       el.addEventListener("mouseleave", function () { lightLines(s, null, "is-hover"); });
     });
+    // The toy's note and the colour legend follow the steps once one step is shown at a time:
+    // the first step's grids then fit the first screen.
+    var layout = root.querySelector(".itm-wt__layout");
+    root.querySelectorAll(":scope > .itm-wt-note, :scope > .itm-wt-legend").forEach(function (el) {
+      root.insertBefore(el, layout.nextSibling);
+      layout = el;
+    });
     render(s);
-    if (stepFromHash(data.steps.length)) {
-      root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
-    }
+    if (stepFromHash(data.steps.length)) toSteps(s);
     root.dataset.wtReady = "ready";
     root.dataset.wtReadyAt = String(Math.round(performance.now()));
   }
@@ -382,6 +406,7 @@
     if (!s || ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     if (ev.key !== "ArrowLeft" && ev.key !== "ArrowRight") return;
     if (ev.target.closest && ev.target.closest("input, select, textarea, [contenteditable]")) return;
+    if (scrollsSideways(ev.target)) return;
     ev.preventDefault();
     go(s, s.step + (ev.key === "ArrowRight" ? 1 : -1), false);
   });

@@ -15,6 +15,15 @@ from generator.blocks import Block
 
 # -- which model ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Promise(Block):
+    """What another page may promise of the forward-pass page: GPT-2's heads, or the stand-in's."""
+
+    template: ClassVar[str] = "forward_promise.html"
+    model: str  # "GPT-2 small", or "" when the page shows the stand-in
+    n_heads: str  # every head the page shows, formatted
+
+
+@dataclass(frozen=True)
 class SourceNote(Block):
     """Which model the page shows. GPT-2: repo/revision/origin set; the stand-in: its record."""
 

@@ -34,6 +34,7 @@ from generator.forward.blocks import (
     LiteratureHead,
     Predictions,
     Probe,
+    Promise,
     Reached,
     RemovalRow,
     Removals,
@@ -130,6 +131,13 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
         steps=fmt_int(standin.record["steps"]),
         final_loss=standin.record["final_loss"],
     )
+
+
+def promise(fp: ForwardPass) -> Promise:
+    """What the home page may say the forward-pass page shows (it shows the stand-in when the
+    build found no GPT-2 weights, and must not be promised as GPT-2)."""
+    model = fp.cfg.label if isinstance(fp.source, Gpt2Source) else ""
+    return Promise(model=model, n_heads=fmt_int(len(fp.heads)))
 
 
 def description(fp: ForwardPass) -> str:

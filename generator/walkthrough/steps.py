@@ -143,7 +143,8 @@ STEPS: tuple[Step, ...] = (
             "Weight the rows of $V$ by attention and sum them. Output row $i$ blends the values "
             "of every token $i$ can see, in the proportions of row $i$ of $A$. Each token has a "
             "colour; an output row's colour is the same blend of those colours. "
-            '<span class="itm-wt-toy-only">The side panel breaks down the selected row.</span>'
+            '<span class="itm-wt-toy-only itm-js-only">The panel beside the grid breaks down '
+            "the selected row.</span>"
         ),
         formula=r"O = A V,\qquad o_i = \sum_j A_{ij}\, v_j",
         matrices=("heads",),
