@@ -439,3 +439,46 @@ def test_layernorm_page_totals_ln_1_and_ln_2_and_every_latex_table_is_linked(
             target = (page.parent / a["href"]).resolve()
             linked.add(target.relative_to(built_site.resolve()).as_posix())
     assert tables - linked == set()
+
+
+def test_public_pages_speak_to_readers_not_to_maintainers(built_site: Path) -> None:
+    """No page asks a reader to run a maintainer's command (itm verify …), set a build variable
+    (ITM_…), open a path of the generator (generator/…) or the build's pins (sources/…toml),
+    or read a lock id as link text (gpt2.attn); no evidence card or account of how an excerpt
+    was checked lists registry package copies. What a reader can check is said in plain words."""
+    lock = load_lock(ROOT / "sources" / "lock.toml")
+    ids = {pin.id for pin in lock.pins}
+    packages = {mirror.package for mirror in lock.mirrors}
+    dev = re.compile(
+        r"\bitm (verify|pin|bump|forward)\b|\bITM_[A-Z]|\bgenerator/|sources/\w+\.toml"
+    )
+    found = []
+    for docs_path in nav_pages():
+        html = soup(built_html(built_site, docs_path))
+        article = html.find("article")
+        for hidden in article.select(".itm-visually-hidden"):
+            hidden.decompose()
+        text = article.get_text(" ", strip=True)
+        found += [f"{docs_path}: {m[0]!r}" for m in dev.finditer(text)]
+        found += [
+            f"{docs_path}: link text {a.get_text(strip=True)!r}"
+            for a in article.find_all("a")
+            if a.get_text(strip=True).strip("`") in ids
+        ]
+        found += [
+            f"{docs_path}: heading {h.get_text(strip=True)!r}"
+            for h in article.find_all(["h2", "h3"])
+            if h.get_text(strip=True).removesuffix("¶").strip("`") in ids
+        ]
+        checked = article.select(".itm-evidence__status, .itm-code-caption, [id^='ev-']")
+        checked += [li for li in article.select("li") if li.find(id=re.compile("^ev-"))]
+        for element in checked:
+            words = element.get_text(" ", strip=True)
+            found += [
+                f"{docs_path}: package {p} in {words[:60]!r}"
+                for p in packages
+                if re.search(rf"\b{re.escape(p)}(==| )\d", words)  # "gpt2-client 2.1.5"
+            ]
+    assert found == [], "\n".join(found[:20])
+    cards = soup(built_site / "components/attention/index.html").select(".itm-evidence__status")
+    assert cards and all("open the pinned revision" in c.get_text() for c in cards)

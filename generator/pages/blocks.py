@@ -15,11 +15,11 @@ from generator.blocks import Block, Citation, Markup, PlainExcerpt
 
 @dataclass(frozen=True)
 class SourcesAccount:
-    """How a group of a repository's excerpts was confirmed (said once, linked from each)."""
+    """How a group of a repository's excerpts was checked (said once, linked from each)."""
 
     anchor: str  # "ev-openai-gpt-2-1"
-    level: str  # an evidence level: "upstream", ...
-    text: Markup  # literal(): the account from the lock
+    level: str  # how the text was checked, its short name: "read at the commit", ...
+    text: str  # the same in a sentence (render.code.EVIDENCE_WORDS)
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class SourcesEntry(Block):
     quote it, its lines as plain text and how to cite it."""
 
     template: ClassVar[str] = "sources_entry.md"
-    id: str  # "gpt2.attn"
+    label: Markup  # literal(): "model.py 69–112", the file and lines, its heading
     anchor: str  # "ex-gpt2-attn", what code tabs and evidence cards link to
     path: Markup  # literal()
     lines: str  # "lines 185–224"

@@ -345,7 +345,14 @@ class ComponentMacros(PageContext):
         call = [c.call_site] if c.call_site else []
         cited = dict.fromkeys([*call, *c.code, *(s.excerpt for s in c.sources), *quoted])
         sources = self._doc("sources.md")
-        links = tuple((i, f"{sources}#{excerpt_anchor(i)}") for i in cited)
+        # Each by what a reader sees of it (its file and lines), never by its id in the lock.
+        links = tuple(
+            (
+                f"{self._excerpt(i).label} ({self._excerpt(i).repo.name})",
+                f"{sources}#{excerpt_anchor(i)}",
+            )
+            for i in cited
+        )
         items.append(blocks.LinkItem("The pinned sources this page cites", links))
         items.append(
             blocks.LinkItem("Notation", (("glossary of symbols", self._doc("glossary.md")),))

@@ -26,7 +26,7 @@ class CodeTab(Block):
     repo: Markup  # literal(): "openai/gpt-2"
     path: Markup  # literal(): "src/model.py"
     license: Markup  # literal()
-    level: Markup  # literal(): the evidence level, "" for none
+    level: str  # how the excerpt was checked, in a reader's words ("read at the commit"), or ""
     level_href: str | None  # the excerpt's entry on the Sources page (None: no such page)
     runs: Markup  # the fenced runs with omission markers, indented into the tab, no final "\n"
 
@@ -46,7 +46,7 @@ class EvidenceCard(Block):
     lines: str  # "lines 185–224"
     license: str
     cite: str | None  # the excerpt's entry on the Sources page
-    status: Markup  # literal(): how the excerpt was confirmed
+    status: str  # how the excerpt was checked and how a reader can check it, in plain words
     runs: Markup  # the fenced runs, indented into the "Read code excerpt" box, no final "\n"
 
 
