@@ -104,6 +104,8 @@ def fence(code: str, *, first_line: int, block_id: str, lang: str = "python") ->
     ticks = "`" * max(3, longest + 1)
     code = visible(code)
     body = code if code.endswith("\n") else code + "\n"
+    if body.endswith("\n\n"):  # a blank last line: superfences drops the fence's last newline,
+        body += "\n"  # which would take the line with it (with stripnl off, mkdocs.yml)
     return f'{ticks}{{.{lang} #{block_id} linenums="{first_line}"}}\n{body}{ticks}\n'
 
 
