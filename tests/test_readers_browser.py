@@ -560,3 +560,46 @@ def test_with_javascript_off_no_words_describe_what_only_the_scripts_make(
     text = page.locator("article").inner_text()
     assert "the buttons" in text and "broken down beside it" in text
     page.context.close()
+
+
+CHART_TEXT = """async img => {
+  const svg = await (await fetch(img.currentSrc)).text();
+  const width = parseFloat(/<svg[^>]*width="([\\d.]+)pt"/.exec(svg)[1]);
+  const sizes = [...svg.matchAll(/font-size: ([\\d.]+)px/g)].map(m => parseFloat(m[1]));
+  return {src: img.currentSrc, smallest: Math.min(...sizes) * img.clientWidth / width};
+}"""
+
+
+def test_charts_are_readable_on_a_phone_and_dark_in_dark_mode(browser, site_url: str) -> None:
+    """On a 375 px phone a chart's smallest words are 9 px or more (the desktop drawing, shrunk,
+    set them at about 5 px); in dark mode a chart is no bright white block."""
+    import io
+
+    from PIL import Image, ImageStat
+
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    seen = 0
+    for path in ("components/model/", "components/attention/"):
+        page.goto(site_url + path, wait_until="networkidle")
+        for img in page.locator(".itm-chart img").all():
+            if not img.evaluate("i => i.offsetParent !== null"):
+                continue  # a hidden size tab's (a lazy image has no size until it loads)
+            img.scroll_into_view_if_needed()
+            page.wait_for_function(
+                "img => img.complete && img.naturalWidth > 0", arg=img.element_handle()
+            )
+            found = img.evaluate(CHART_TEXT)
+            assert found["smallest"] >= 9, found
+            seen += 1
+    assert seen >= 3
+    context.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="dark")
+    page = context.new_page()
+    page.goto(site_url + "components/model/", wait_until="networkidle")
+    img = page.locator(".itm-chart img").first
+    img.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=img.element_handle())
+    grey = Image.open(io.BytesIO(img.screenshot())).convert("L")
+    assert ImageStat.Stat(grey).mean[0] < 100, ImageStat.Stat(grey).mean  # 0 black, 255 white
+    context.close()

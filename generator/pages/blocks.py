@@ -103,6 +103,17 @@ class ParameterCount(Block):
 
 
 @dataclass(frozen=True)
+class Chart(Block):
+    """A generated chart: the narrow drawing on a phone, the wide one elsewhere (HTML)."""
+
+    template: ClassVar[str] = "component_chart.html"
+    wide: str  # URL of the wide SVG
+    narrow: str  # URL of the narrow SVG
+    phone_max: str  # "44.9375em": the widest screen that gets the narrow one
+    alt: str
+
+
+@dataclass(frozen=True)
 class Count(Block):
     """A count beside a heading, as in "Sources 2" (inline HTML)."""
 

@@ -6,6 +6,7 @@ from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import FAMILIES
 from generator.pages.blocks import (
+    Chart,
     Count,
     Dim,
     FlopCount,
@@ -362,15 +363,34 @@ class ComponentMacros(PageContext):
         return self.render_block(blocks.LinkList(tuple(items)))
 
     def figure(self, name: str, alt: str) -> str:
-        """A generated figure per size (Material tabs), from generator/charts.py."""
-        from generator.charts import figure_path
+        """A generated chart per size (Material tabs), from generator/charts.py: the narrow
+        drawing on a phone, the wide one elsewhere."""
+        from generator.charts import NARROW, PHONE_MAX, WIDE, figure_path
 
-        return size_tabs(
-            # lazy: the figures in hidden size tabs load only when their tab is shown
-            lambda cfg: (
-                f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))}){{ loading=lazy }}\n"
+        def render(cfg: ModelConfig) -> str:
+            chart = Chart(
+                wide=self._url(figure_path(name, cfg, WIDE)),
+                narrow=self._url(figure_path(name, cfg, NARROW)),
+                phone_max=PHONE_MAX,
+                alt=f"{alt} ({cfg.label})",
             )
-        )
+            return self.render_block(chart) + "\n"
+
+        return size_tabs(render)
+
+    def _url(self, site_path: str) -> str:
+        """A generated file's address from this page (raw HTML: MkDocs rewrites no link there)."""
+        url = self.url_for(site_path)
+        if url is None:
+            from generator.errors import InputError
+
+            raise InputError(
+                f"{site_path} is not part of the site",
+                file=f"docs/{self.src_path}",
+                entry=site_path,
+                fix="name a figure of generator/charts.py FIGURES",
+            )
+        return url
 
 
 def table_path(key: str, kind: str, cfg: ModelConfig) -> str:
