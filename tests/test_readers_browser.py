@@ -603,3 +603,23 @@ def test_charts_are_readable_on_a_phone_and_dark_in_dark_mode(browser, site_url:
     grey = Image.open(io.BytesIO(img.screenshot())).convert("L")
     assert ImageStat.Stat(grey).mean[0] < 100, ImageStat.Stat(grey).mean  # 0 black, 255 white
     context.close()
+
+
+def test_the_notation_table_reads_in_lines_not_words_on_a_phone(browser, site_url: str) -> None:
+    """At 375 px every meaning in the Notation table runs several words to a line (it was set
+    one word per line); the size columns scroll sideways in their focusable region."""
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    page.goto(site_url + "glossary/", wait_until="networkidle")
+    cells = page.evaluate(
+        """() => [...document.querySelectorAll('.itm-glossary tbody td:nth-child(2)')].map(td => {
+             const lines = Math.round(td.clientHeight / parseFloat(getComputedStyle(td).lineHeight));
+             return [td.textContent.trim(), td.textContent.trim().split(/\\s+/).length, lines];
+           })"""
+    )
+    assert len(cells) > 5
+    squeezed = [text for text, words, lines in cells if words >= 4 and lines > words / 2]
+    assert squeezed == [], squeezed
+    scroller = page.locator(".itm-scroll:has(.itm-glossary)")
+    assert scroller.get_attribute("tabindex") == "0"
+    context.close()
