@@ -623,3 +623,52 @@ def test_the_notation_table_reads_in_lines_not_words_on_a_phone(browser, site_ur
     scroller = page.locator(".itm-scroll:has(.itm-glossary)")
     assert scroller.get_attribute("tabindex") == "0"
     context.close()
+
+
+def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, built_site) -> None:
+    """Chosen in place of the toy, the build's trained head (the stand-in's induction head here)
+    is drawn in every step from its own JSON; in the softmax step the last word's row weighs most
+    the word after its earlier copy, as the step's words say, and links the head on the forward
+    pass; back on the toy, the toy's grids return."""
+    import json
+
+    data = json.loads((built_site / "assets/walkthrough/trained.json").read_text(encoding="utf-8"))
+    page, record = walkthrough(browser, site_url)
+    page.locator('input[name="itm-wt-scale"][value="trained"]').check()
+    page.wait_for_selector('.itm-wt[data-wt-scale-ready="trained"]', state="attached")
+    label = data["label"]
+    assert (
+        f"block {data['block']} · head {data['head']}" in page.locator(".itm-wt-sub").inner_text()
+    )
+    for step in range(1, 8):
+        page.locator(f'[data-wt-step="{step}"]').click()
+        captions = page.locator(
+            ".itm-wt__step.is-current table.itm-wt-grid caption"
+        ).all_inner_texts()
+        assert captions, step
+        rows = page.locator(".itm-wt__step.is-current table.itm-wt-grid").first.locator("tbody tr")
+        assert rows.count() == len(data["tokens"]), step
+        if step in (1, 2, 5, 6):
+            assert any(f"head {label}" in c for c in captions), (step, captions)
+    page.locator('[data-wt-step="5"]').click()
+    current = page.locator(".itm-wt__step.is-current")
+    last = current.locator("table.itm-wt-grid tbody tr").last
+    values = [
+        float(v)
+        for v in last.locator("td[data-v]").evaluate_all("els => els.map(e => e.dataset.v)")
+    ]
+    weights = data["trace"]["weights"][0][-1]
+    assert values == pytest.approx(weights[: len(values)], abs=1e-9)
+    top = max(range(len(weights)), key=lambda j: weights[j])
+    words = current.locator(".itm-wt__trained").inner_text()
+    assert f"“{data['tokens'][top]}” (position {top})" in words, words
+    link = current.locator(".itm-wt__trained a")
+    assert link.get_attribute("href").endswith(f"forward-pass/#head-{data['block']}-{data['head']}")
+    assert current.locator(".itm-wt__trained").is_visible()
+    assert not page.locator(".itm-wt-head").is_visible()  # one head: no head menu
+    page.locator('input[name="itm-wt-scale"][value="toy"]').check()
+    page.wait_for_selector('.itm-wt[data-wt-scale-ready="toy"]', state="attached")
+    rows = current.locator("table.itm-wt-grid tbody tr")
+    assert rows.count() == 5 and not current.locator(".itm-wt__trained").is_visible()
+    assert record["errors"] == []
+    page.context.close()
