@@ -229,6 +229,7 @@ def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path, hf_
 def test_the_sources_heading_counts_the_evidence_cards(built_site: Path) -> None:
     """As in the seed's "Sources 2": the count beside the heading is the cards below it."""
     pages = sorted((built_site / "components").glob("*/index.html"))
+    pages += sorted(p for p in (built_site / "llama").glob("*/index.html") if p.parent.name != "")
     assert len(pages) >= 10
     for page in pages:
         html = soup(page)
