@@ -13,8 +13,9 @@ pytestmark = pytest.mark.browser
 
 
 def page_url(site_url: str, docs_path: str) -> str:
-    stem = docs_path.removesuffix(".md")
-    return site_url + ("" if stem == "index" else f"{stem}/")
+    from tests.test_site_pages import page_path
+
+    return site_url + page_path(docs_path)  # llama/index.md is at llama/, not llama/index/
 
 
 def test_every_page_loads_clean_is_accessible_and_fits_a_phone(browser, site_url: str) -> None:

@@ -162,14 +162,13 @@ def test_code_line_numbers_are_not_tab_stops(browser, site_url: str) -> None:
 
 def test_dark_scheme_follows_the_system(browser, site_url: str) -> None:
     """A reader whose system prefers dark gets Material's slate scheme, with a toggle back."""
-    from tests.test_site_pages import nav_pages
+    from tests.test_site_pages import nav_pages, page_path
 
     context = browser.new_context(color_scheme="dark")
     problems = []
     for docs_path in nav_pages():
-        stem = docs_path.removesuffix(".md")
         page = context.new_page()
-        page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+        page.goto(site_url + page_path(docs_path), wait_until="networkidle")
         scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         if scheme != "slate":
             problems.append(f"{docs_path}: scheme {scheme}")
@@ -198,7 +197,7 @@ def test_every_page_passes_axe_with_no_violation_of_any_impact(
     (label-content-name-mismatch: a map box's name holds its visible text; landmark-unique;
     scrollable-region-focusable: each sideways scroller can be focused; focus-order-semantics)."""
     from tests.axe_helpers import run_axe, violations
-    from tests.test_site_pages import nav_pages
+    from tests.test_site_pages import nav_pages, page_path
 
     problems = []
     for scheme in ("light", "dark"):
@@ -206,9 +205,8 @@ def test_every_page_passes_axe_with_no_violation_of_any_impact(
             viewport={"width": width, "height": 800 if width > 500 else 740}, color_scheme=scheme
         )
         for docs_path in nav_pages():
-            stem = docs_path.removesuffix(".md")
             page = context.new_page()
-            page.goto(site_url + ("" if stem == "index" else f"{stem}/"), wait_until="networkidle")
+            page.goto(site_url + page_path(docs_path), wait_until="networkidle")
             page.wait_for_function(SETTLED)
             found = violations(run_axe(page, experimental=True))
             problems += [f"{width} {scheme} {docs_path}: {line}" for line in found]

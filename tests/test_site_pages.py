@@ -47,6 +47,14 @@ def nav_pages() -> list[str]:
     return found
 
 
+def page_path(docs_path: str) -> str:
+    """The page's address relative to the site: "", "glossary/", "llama/" (a folder's index)."""
+    stem = docs_path.removesuffix(".md")
+    if stem == "index" or stem.endswith("/index"):
+        return stem.removesuffix("index")
+    return f"{stem}/"
+
+
 def built_html(site: Path, docs_path: str) -> Path:
     stem = docs_path.removesuffix(".md")
     if stem == "index" or stem.endswith("/index"):  # a folder's index page: its own address
