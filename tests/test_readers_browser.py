@@ -181,9 +181,9 @@ def test_dark_scheme_follows_the_system(browser, site_url: str) -> None:
 
 
 # The page's own scripts are done: formulas typeset, fonts in (they widen what scrolls, and
-# site.js marks scrollers again then), Material's code blocks mounted.
+# site.js marks scrollers again then, and says so on the root element).
 SETTLED = (
-    "document.fonts.status === 'loaded' && "
+    "document.documentElement.dataset.itmReady === '1' && "
     "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
 )
 

@@ -10,11 +10,12 @@
      named after what it holds, so no two regions of a page share a name (axe: landmark-unique). */
   function markScrolling(root) {
     [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"],
-     [".tabbed-labels", "tab labels"]].forEach(function (kind) {
+     [".tabbed-labels", "tab labels"], ["pre > code", ""]].forEach(function (kind) {
       root.querySelectorAll(kind[0]).forEach(function (el) {
         if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex") &&
             /auto|scroll/.test(getComputedStyle(el).overflowX)) {
           el.tabIndex = 0;
+          if (!kind[1]) return; // code: focusable, as Material makes the blocks it has measured
           el.setAttribute("role", "region");
           el.setAttribute("aria-label", kind[1] + scrollerPlace(el) + " (scrolls sideways)");
         }
@@ -122,11 +123,21 @@
     var root = document.querySelector("article") || document.body;
     markScrolling(root);
     quietLandmarks();
-    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
-    if (document.fonts) document.fonts.ready.then(function () {
+    // A tab shown later may hold a scroller that had no width while hidden: mark it then.
+    if (!root.dataset.itmTabsWatched) {
+      root.dataset.itmTabsWatched = "1";
+      root.addEventListener("change", function (ev) {
+        if (ev.target.matches && ev.target.matches(".tabbed-set > input")) markScrolling(root);
+      });
+    }
+    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then,
+    // and say so (tests wait for it before checking the page).
+    var done = function () {
       markScrolling(root);
       quietLandmarks();
-    });
+      document.documentElement.dataset.itmReady = "1";
+    };
+    if (document.fonts) document.fonts.ready.then(done); else done();
     bindLights(root);
     linkCodeTabs(root);
     describeMapBoxes(document.body);  // the header's small map sits outside the article
