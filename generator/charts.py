@@ -1,7 +1,10 @@
 """Figures a reader would rather look at than read: deterministic matplotlib SVGs per model size.
 
 Every value plotted comes from generator.accounting. SVGs are byte-identical across builds:
-a fixed hash salt, no date, text kept as text (small files, selectable labels).
+a fixed hash salt, no date, text kept as text (small files, selectable labels). Each chart is
+drawn twice: wide for a desktop column, and narrow (NARROW: taller, legend under the axes) for a
+phone, where the wide one's text would shrink to 5 px. The background is transparent, so the
+page's own colour shows through (site.css turns the drawing's black into white in dark mode).
 """
 
 from __future__ import annotations
@@ -20,8 +23,40 @@ from generator.store import key_of
 FIGURES = ("params", "flops-context", "decode-flops")
 
 
-def figure_path(name: str, cfg: ModelConfig) -> str:
-    return f"figures/{name}-{cfg.name}.svg"
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """How big a chart is drawn and where its words go."""
+
+    width: float  # inches (96 px each where it is shown at full size)
+    line_height: float  # inches, of a line chart
+    bar_height: float  # inches, of the parameters' bar chart
+    small: float  # points: the smallest text (notes beside a line)
+    title_chars: int  # a title longer than this wraps
+    legend_below: bool  # legend under the axes rather than over the lines
+
+
+WIDE = Layout(7.5, 3.8, 2.8, small=8, title_chars=90, legend_below=False)
+NARROW = Layout(4.2, 5.0, 3.6, small=9, title_chars=42, legend_below=True)
+PHONE_MAX = "44.9375em"  # Material's breakpoint below which a page shows the narrow charts
+
+
+def figure_path(name: str, cfg: ModelConfig, layout: Layout = WIDE) -> str:
+    suffix = "-narrow" if layout == NARROW else ""
+    return f"figures/{name}-{cfg.name}{suffix}.svg"
+
+
+def title(text: str, layout: Layout) -> str:
+    import textwrap
+
+    return textwrap.fill(text, layout.title_chars)
+
+
+def legend(ax, fig, layout: Layout, fontsize: float, **where) -> None:
+    """Over the axes where the wide chart has room; under them on a narrow one."""
+    if layout.legend_below:
+        fig.legend(loc="outside lower center", frameon=False, fontsize=fontsize)
+    else:
+        ax.legend(frameon=False, fontsize=fontsize, **where)
 
 
 def pyplot():
@@ -81,8 +116,17 @@ def power_of_ten(value: float, _position: int | None = None) -> str:
 
 def svg_bytes(fig) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, transparent=True)
     return buffer.getvalue()
+
+
+def finished(fig) -> bytes:
+    """The figure as SVG bytes; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    svg = svg_bytes(fig)
+    plt.close(fig)
+    return svg
 
 
 def param_breakdown(cfg: ModelConfig) -> list[tuple[str, int]]:
@@ -104,11 +148,15 @@ def percent(part: int, whole: int) -> str:
     return f"{share:.1f}%" if share >= 1 else f"{share:.2f}%"
 
 
-def params_figure(cfg: ModelConfig) -> bytes:
+def params_figure(cfg: ModelConfig, layout: Layout = WIDE) -> bytes:
+    return finished(draw_params(cfg, layout))
+
+
+def draw_params(cfg: ModelConfig, layout: Layout = WIDE):
     plt = pyplot()
     parts = param_breakdown(cfg)
     total = accounting.params_total(cfg, "model")
-    fig, ax = plt.subplots(figsize=(7.5, 2.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(layout.width, layout.bar_height), layout="constrained")
     labels = [label for label, _ in parts][::-1]
     values = [value for _, value in parts][::-1]
     bars = ax.barh(labels, values, color="#3f51b5")
@@ -118,16 +166,21 @@ def params_figure(cfg: ModelConfig) -> bytes:
             bar.get_y() + bar.get_height() / 2,
             f"  {fmt_int(value)} ({percent(value, total)})",
             va="center",
+            fontsize=layout.small if layout == NARROW else None,
         )
     ax.set_xlabel("parameters")
     # Centred on the figure, not the axes: the labels on the left push the axes right, and a
     # title centred over them ran past the canvas's right edge.
-    fig.suptitle(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)")
-    ax.set_xlim(0, max(values) * 1.45)
+    fig.suptitle(
+        title(f"{cfg.label}: {fmt_int(total)} parameters (wte shared with the unembedding)", layout)
+    )
+    ax.set_xlim(0, max(values) * (1.45 if layout == WIDE else 2.3))
     ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1e6:g}M")
-    svg = svg_bytes(fig)
-    plt.close(fig)
-    return svg
+    if layout == NARROW:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # 4 ticks fit a phone's width
+    return fig
 
 
 def attention_crossover(cfg: ModelConfig) -> int:
@@ -151,7 +204,11 @@ def attention_crossover(cfg: ModelConfig) -> int:
     return lo
 
 
-def flops_context_figure(cfg: ModelConfig) -> bytes:
+def flops_context_figure(cfg: ModelConfig, layout: Layout = WIDE) -> bytes:
+    return finished(draw_flops_context(cfg, layout))
+
+
+def draw_flops_context(cfg: ModelConfig, layout: Layout = WIDE):
     plt = pyplot()
     contexts = [2**k for k in range(6, 16)]  # 64 … 32,768 tokens
     series: dict[str, list[int]] = {
@@ -167,36 +224,52 @@ def flops_context_figure(cfg: ModelConfig) -> bytes:
         series["Scores and weighted sum (T×T)"].append(grid)
         series["MLP"].append(accounting.flops_per_token(wide, "mlp", T))
     crossover = attention_crossover(cfg)
-    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(layout.width, layout.line_height), layout="constrained")
     for (label, values), style in zip(series.items(), ("-o", "-s", "-^"), strict=True):
         ax.plot(contexts, values, style, label=label, markersize=4)
     ax.axvspan(cfg.n_ctx, contexts[-1], color="#000", alpha=0.05, linewidth=0)
-    ax.text(
+    log_axes(ax, contexts[::2] if layout == WIDE else contexts[::3])
+    note = beyond_context(ax, cfg, layout)
+    line = crossing(ax, crossover, label=f"T = {fmt_int(crossover)}: T×T work passes projections")
+    ax.set_xlabel("context length T (tokens)")
+    ax.set_ylabel("forward FLOPs per token, one block")
+    ax.set_title(title(f"{cfg.label}: what one block costs per token as the context grows", layout))
+    legend(ax, fig, layout, fontsize=9, loc="upper left")
+    stop_under(line, note)
+    return fig
+
+
+def beyond_context(ax, cfg: ModelConfig, layout: Layout):
+    """The note at the top of the shaded part past n_ctx; returned, so lines can stop under it."""
+    return ax.text(
         cfg.n_ctx,
         ax.get_ylim()[1],
         f" beyond n_ctx = {fmt_int(cfg.n_ctx)}:\n as if wpe had more rows",
         va="top",
         color="#555",
-        fontsize=8,
+        fontsize=layout.small,
     )
-    ax.axvline(
-        crossover,
-        color="#c62828",
-        linestyle="--",
-        linewidth=1,
-        label=f"T = {fmt_int(crossover)}: the T×T work passes the projections",
-    )
-    log_axes(ax, contexts[::2])
-    ax.set_xlabel("context length T (tokens)")
-    ax.set_ylabel("forward FLOPs per token, one block")
-    ax.set_title(f"{cfg.label}: what one block costs per token as the context grows")
-    ax.legend(frameon=False, fontsize=9)
-    svg = svg_bytes(fig)
-    plt.close(fig)
-    return svg
 
 
-def decode_flops_figure(cfg: ModelConfig) -> bytes:
+def crossing(ax, x: float, **style):
+    """A dashed vertical line at x, the crossover; stop_under() then shortens it."""
+    return ax.axvline(x, color="#c62828", linestyle="--", linewidth=1, **style)
+
+
+def stop_under(line, above) -> None:
+    """End the vertical `line` under the text `above` (it ran through it). Call it once the
+    title and legend are placed: the layout they settle decides where the text lands."""
+    ax = line.axes
+    ax.figure.canvas.draw()
+    box = above.get_window_extent().transformed(ax.transAxes.inverted())
+    line.set_ydata([0.0, max(box.y0 - 0.02, 0.0)])
+
+
+def decode_flops_figure(cfg: ModelConfig, layout: Layout = WIDE) -> bytes:
+    return finished(draw_decode_flops(cfg, layout))
+
+
+def draw_decode_flops(cfg: ModelConfig, layout: Layout = WIDE):
     """FLOPs of the step that reads token number t, with the KV cache and recomputing the prefix."""
     plt = pyplot()
     last = 1 << 14
@@ -207,7 +280,7 @@ def decode_flops_figure(cfg: ModelConfig) -> bytes:
     fixed = accounting.decode_flops(wide, 1, cached=True) - accounting.cache_crossover_slope(wide)
     growing = [c - fixed for c in cached]
     crossover = accounting.cache_crossover(cfg)
-    fig, ax = plt.subplots(figsize=(7.5, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(layout.width, layout.line_height), layout="constrained")
     ax.plot(positions, recompute, "-o", markersize=4, label="no cache: run all t tokens again")
     ax.plot(positions, cached, "-s", markersize=4, label="with the KV cache: one token")
     ax.plot(
@@ -217,59 +290,60 @@ def decode_flops_figure(cfg: ModelConfig) -> bytes:
         fixed, color="#555", linestyle="--", linewidth=1, label="   of which the rest (fixed)"
     )
     ax.axvspan(cfg.n_ctx, last, color="#000", alpha=0.05, linewidth=0)
-    log_axes(ax, positions[::2])
-    top = ax.get_ylim()[1]
+    log_axes(ax, positions[::2] if layout == WIDE else positions[::4])
     ratio = accounting.decode_flops(cfg, cfg.n_ctx, cached=False) / accounting.decode_flops(
         cfg, cfg.n_ctx, cached=True
     )
+    note = beyond_context(ax, cfg, layout)
+    line = crossing(ax, crossover)
     ax.text(
-        cfg.n_ctx,
-        top,
-        f" beyond n_ctx = {fmt_int(cfg.n_ctx)}:\n as if wpe had more rows",
-        va="top",
-        color="#555",
-        fontsize=8,
-    )
-    ax.axvline(crossover, color="#c62828", linestyle="--", linewidth=1)
-    ax.text(
-        crossover,
+        crossover / 1.15,  # a gap before the line (log axis)
         ax.get_ylim()[0],
-        f"reading the cache passes\nthe rest at t = {fmt_int(crossover)} ",
+        f"reading the cache passes\nthe rest at t = {fmt_int(crossover)}",
         va="bottom",
         ha="right",
         color="#c62828",
-        fontsize=8,
+        fontsize=layout.small,
     )
     ax.set_xlabel("t: the token the step reads (the cache holds t − 1)")
     ax.set_ylabel("forward FLOPs of the step")
     ax.set_title(
-        f"{cfg.label}: one generated token; at t = {fmt_int(cfg.n_ctx)} no cache costs "
-        f"{ratio:,.0f}× more"
+        title(
+            f"{cfg.label}: one generated token; at t = {fmt_int(cfg.n_ctx)} no cache costs "
+            f"{ratio:,.0f}× more",
+            layout,
+        )
     )
-    ax.legend(frameon=False, fontsize=8, loc="upper left")
-    svg = svg_bytes(fig)
-    plt.close(fig)
-    return svg
+    legend(ax, fig, layout, fontsize=max(8, layout.small), loc="upper left")
+    stop_under(line, note)
+    return fig
 
 
-def render_chart(figure: str, size: str) -> bytes:
-    """One figure ("params", "flops-context" or "decode-flops") for one size."""
-    draw = {
-        "params": params_figure,
-        "flops-context": flops_context_figure,
-        "decode-flops": decode_flops_figure,
-    }[figure]
-    return draw(CONFIGS[size])
+DRAW = {
+    "params": draw_params,
+    "flops-context": draw_flops_context,
+    "decode-flops": draw_decode_flops,
+}
+LAYOUTS = (WIDE, NARROW)
+
+
+def render_chart(figure: str, size: str, narrow: bool = False) -> bytes:
+    """One figure ("params", "flops-context" or "decode-flops") for one size, wide or narrow."""
+    return finished(DRAW[figure](CONFIGS[size], NARROW if narrow else WIDE))
 
 
 def chart_figures() -> list[Figure]:
-    """Every chart of the component pages, for every size, as figures to draw (or read back)."""
+    """Every chart of the component pages, for every size, wide and narrow, as figures to draw
+    (or read back)."""
     inputs = inputs_key()
     return [
-        Figure(path, f"{__name__}:render_chart", (figure, size), key_of(inputs, path))
+        Figure(
+            path, f"{__name__}:render_chart", (figure, size, layout == NARROW), key_of(inputs, path)
+        )
         for size in SIZES
         for figure in FIGURES
-        for path in [figure_path(figure, CONFIGS[size])]
+        for layout in LAYOUTS
+        for path in [figure_path(figure, CONFIGS[size], layout)]
     ]
 
 

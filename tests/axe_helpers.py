@@ -3,6 +3,7 @@
     from tests.axe_helpers import run_axe, serious
     results = run_axe(page)                 # page: a Playwright page, already loaded
     assert serious(results) == []           # no serious or critical violations
+    assert violations(run_axe(page, experimental=True)) == []   # none at all, any rule
 
 The tarball is kept in the project's content-addressed cache (.cache/sha256/..., the same
 Store generator/assets.py uses for KaTeX), so only the first run touches the network.
@@ -54,18 +55,34 @@ def axe_source() -> str:
         return member.read().decode("utf-8")
 
 
-def run_axe(page, *, include: str | None = None, options: dict | None = None) -> dict:
+def run_axe(
+    page, *, include: str | None = None, options: dict | None = None, experimental: bool = False
+) -> dict:
     """Inject axe into `page` and run it (on the element `include` selects, else the document).
 
     Only violations are collected by default (resultTypes): it halves the run time.
+    `experimental` also runs the rules axe tags experimental (label-content-name-mismatch,
+    focus-order-semantics, …), which it leaves out by default.
     """
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=axe_source())
     return page.evaluate(
-        "async ([include, options]) => axe.run(include ? document.querySelector(include) "
-        ": document, options)",
-        [include, {"resultTypes": ["violations"], **(options or {})}],
+        """async ([include, options, experimental]) => {
+             if (experimental) options.rules = Object.fromEntries(axe.getRules(['experimental'])
+               .map(rule => [rule.ruleId, {enabled: true}]));
+             return axe.run(include ? document.querySelector(include) : document, options);
+           }""",
+        [include, {"resultTypes": ["violations"], **(options or {})}, experimental],
     )
+
+
+def violations(results: dict) -> list[str]:
+    """Every violation, of any impact, one readable line per rule and element."""
+    return [
+        f"{violation['impact']} {violation['id']}: {node['target']}"
+        for violation in results["violations"]
+        for node in violation["nodes"]
+    ]
 
 
 def serious(results: dict) -> list[str]:

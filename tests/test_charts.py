@@ -387,3 +387,42 @@ def test_a_matplotlibrc_on_the_machine_does_not_change_the_figures(
     rc.write_text("lines.linewidth: 4\naxes.prop_cycle: cycler('color', ['ff0000'])\n")
     monkeypatch.setenv("MATPLOTLIBRC", str(rc))
     assert Drawing(figures, workers=1).files() == plain
+
+
+@pytest.mark.parametrize("figure", ["flops-context", "decode-flops"])
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_no_crossover_line_runs_through_a_word(figure: str, layout: str) -> None:
+    """A chart's dashed crossover line stops short of every text it would cross (it ran through
+    the "beyond n_ctx" note)."""
+    from matplotlib.text import Text
+
+    from generator.charts import DRAW, NARROW, WIDE
+
+    fig = DRAW[figure](CONFIGS["gpt2"], NARROW if layout == "narrow" else WIDE)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    (ax,) = fig.axes
+    crossing = [line for line in ax.get_lines() if line.get_color() == "#c62828"]
+    assert len(crossing) == 1
+    line = crossing[0].get_window_extent(renderer)
+    words = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert len(words) > 10
+    hit = [t.get_text() for t in words if t.get_window_extent(renderer).overlaps(line)]
+    assert hit == [], hit
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_narrow_charts_keep_their_words_at_nine_points_or_more_on_a_phone() -> None:
+    """Each chart has a narrow twin for phones: drawn at most as wide as a phone shows it, with
+    no text under 9 pt (the wide chart shrunk to 375 px set its smallest words at about 5 px)."""
+    from generator.charts import FIGURES, NARROW, render_chart
+
+    for name in FIGURES:
+        svg = render_chart(name, "gpt2", True).decode()
+        width_pt = float(re.search(r'<svg[^>]*width="([\d.]+)pt"', svg)[1])
+        assert width_pt <= NARROW.width * 72 + 1
+        # SVG user units are points here: a phone shows the 4.2-inch chart at about 1.1 px each.
+        sizes = [float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg)]
+        assert sizes and min(sizes) >= 9, (name, sorted(set(sizes)))

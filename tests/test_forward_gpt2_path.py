@@ -57,8 +57,12 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     note = blocks.render(render.source_note(fp, pin))
     assert 'data-source="gpt2"' in note and "its real heads" in note
     assert pin.revision in note and pin.files["model.safetensors"].sha256 in note
-    assert "ITM_GPT2_WEIGHTS" in note  # where the files were found
+    assert "found at a path given to the build" in note  # where, in a reader's words
+    assert "ITM_" not in note
     assert "GPT-2 small's own blocks" in render.description(fp)  # the page's meta description
+    # What the home page promises of the forward pass: this model's own heads, all of them.
+    promise = blocks.render(render.promise(fp))
+    assert promise.startswith(f"all {TINY.n_layer * TINY.n_head} heads of {TINY.label}"), promise
     found = blocks.render(render.found_block(fp))  # with the heads the papers name, and scores
     assert found.count("<li data-head=") == 4 and "Wang et al. 2022" in found
 

@@ -35,7 +35,21 @@ def test_page_says_it_shows_the_stand_in(soup, heads):
     assert note["data-source"] == heads["source"] == "stand-in"
     assert "not GPT-2" in note.get_text()
     assert soup.select_one("#own-weights") is not None
-    assert "ITM_GPT2_WEIGHTS" in soup.get_text()
+    howto = soup.select_one("#own-weights").find_next("p").get_text()
+    assert "did not have them" in howto and "README" in soup.get_text()
+
+
+def test_the_home_page_promises_the_stand_in_it_shows(built_site: Path, heads) -> None:
+    """The home page's way into the forward pass says what this build shows: the stand-in's
+    heads, not "every head of a whole forward pass" of GPT-2."""
+    home = BeautifulSoup((built_site / "index.html").read_text(encoding="utf-8"), "html.parser")
+    link = home.select_one('.itm-home__ways a[href$="forward-pass/"]')
+    assert link is not None
+    item = link.find_parent("li").get_text(" ", strip=True)
+    assert heads["source"] == "stand-in"
+    assert f"the {len(heads['heads'])} heads of a small model trained for this site" in item
+    assert "GPT-2's own heads when the site is built with its weights" in item
+    assert "every head of a whole forward pass" not in item
 
 
 def test_gallery_has_every_head_with_its_anchor_and_files(built_site, soup, heads):
@@ -50,7 +64,10 @@ def test_gallery_has_every_head_with_its_anchor_and_files(built_site, soup, head
         png = (page_dir / cell.img["src"]).resolve()
         assert svg.read_bytes().startswith(b"<svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert cell["aria-label"].startswith(f"Block {h['layer']}, head {h['head']}")
+        # The name starts with the label the reader sees (axe: label-content-name-mismatch).
+        label = f"{h['layer']}.{h['head']}"
+        assert cell.select_one(".itm-head__label").get_text() == label
+        assert cell["aria-label"].startswith(f"Head {label} (block {h['layer']}, head {h['head']})")
 
 
 def test_numbers_on_the_page_are_the_engines(soup):

@@ -146,7 +146,7 @@ def expected_counts(model) -> dict[str, tuple[int, int]]:
     return {
         "components/token-embedding": (numel(t.wte), 1),
         "components/position-embedding": (numel(t.wpe), 1),
-        "components/layernorm": (numel(block.ln_1), n_layer),
+        "components/layernorm": (numel(block.ln_1), 2 * n_layer),  # ln_1 and ln_2 per block
         "components/attention": (numel(block.attn), n_layer),
         "components/mlp": (numel(block.mlp), n_layer),
         "components/block": (numel(block), n_layer),
@@ -173,7 +173,7 @@ def test_page_numbers_equal_transformers_numel_for_every_size(built_site: Path, 
             shapes = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))[name_label]
             shown = number(shapes.select_one('[data-q="params.per_instance"]').get_text())
             assert shown == per, (page, name)
-            total = shapes.select_one('[data-q="params.total"]')
+            total = shapes.select_one('[data-q="params.total"], [data-q="params.page_total"]')
             assert (number(total.get_text()) if total else per) == per * count, (page, name)
             table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
             table = tab_blocks(table_set)[name_label]
@@ -200,11 +200,42 @@ def test_whole_model_numbers_for_every_size(built_site: Path, hf_models) -> None
         assert number(block.select_one('[data-q="params.embedding"]').get_text()) == embedding
 
 
-def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path) -> None:
+def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path, hf_models) -> None:
+    """Zero parameters, and the table the page promises: what an untied output matrix (an
+    untied lm_head of transformers) would cost, for each size."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+
     html = soup(built_site / "components/unembedding/index.html")
     shapes = html.select_one(".itm-shapes .tabbed-block")
     assert number(shapes.select_one('[data-q="params.per_instance"]').get_text()) == 0
     assert "ties the unembedding to the token embedding" in html.get_text()
+    table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+    for label, name in SIZES.items():
+        config = hf_models[name].config.to_dict()
+        with torch.device("meta"):
+            untied = transformers.GPT2LMHeadModel(
+                transformers.GPT2Config(**{**config, "tie_word_embeddings": False})
+            )
+        block = tab_blocks(table_set)[label]
+        assert block.find("table") is not None, f"{label}: no table of the untied cost"
+        cost = block.select_one('[data-q="params.untied"]')
+        assert cost is not None and number(cost.get_text()) == numel(untied.lm_head), name
+
+
+def test_the_sources_heading_counts_the_evidence_cards(built_site: Path) -> None:
+    """As in the seed's "Sources 2": the count beside the heading is the cards below it."""
+    pages = sorted((built_site / "components").glob("*/index.html"))
+    pages += sorted(p for p in (built_site / "llama").glob("*/index.html") if p.parent.name != "")
+    assert len(pages) >= 10
+    for page in pages:
+        html = soup(page)
+        heading = html.find("h2", id="sources")
+        assert heading is not None, page
+        count = heading.select_one(".itm-count")
+        assert count is not None, page
+        cards = html.select(".itm-evidence")
+        assert count.get_text(" ", strip=True).split()[0] == str(len(cards)), page
 
 
 # -- excerpts against the lock ---------------------------------------------------------------
@@ -220,9 +251,7 @@ def test_every_code_block_is_a_pinned_excerpt(built_site: Path) -> None:
     runs = {}
     for excerpt in excerpts.values():
         for first, text in excerpt.blocks:
-            runs[fence_id("X", excerpt.id, first).removeprefix("X-")] = text.rstrip("\n").split(
-                "\n"
-            )
+            runs[fence_id("X", excerpt.id, first).removeprefix("X-")] = text.split("\n")[:-1]
     checked = 0
     for page in (built_site / "components").rglob("index.html"):
         for block in soup(page).select("div.highlight[id]"):
@@ -230,10 +259,13 @@ def test_every_code_block_is_a_pinned_excerpt(built_site: Path) -> None:
             assert matches, f"{page}: {block['id']} is not a pinned excerpt"
             rest = max(matches, key=len)
             code = block.select_one("td.code").get_text().rstrip("\n").split("\n")
-            assert code == runs[rest], block["id"]
+            assert code == runs[rest][: len(code)], block["id"]
+            assert all(not line.strip() for line in runs[rest][len(code) :]), block["id"]
             first = int(rest.rsplit("-", 1)[1])
             numbers = [int(n.get_text()) for n in block.select("td.linenos span.normal")]
-            assert numbers == list(range(first, first + len(code)))
+            # Every line of the run has its number, a blank last line too (one was dropped:
+            # a tab labelled 160–168 showed 160–167).
+            assert numbers == list(range(first, first + len(runs[rest]))), block["id"]
             checked += 1
     assert checked > 20
 
@@ -377,13 +409,27 @@ def test_layernorm_page_totals_ln_1_and_ln_2_and_every_latex_table_is_linked(
 ) -> None:
     """The LayerNorm page covers ln_1 and ln_2: its total across blocks is both, as transformers
     counts them; each generated LaTeX table (parameters and FLOPs) is linked from a page."""
+    import torch
+
     html = soup(built_site / "components/layernorm/index.html")
     table_set = html.find("h2", id="parameters").find_next("div", class_="tabbed-set")
+    header = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))
     for label, name in SIZES.items():
-        t = hf_models[name].transformer
+        model = hf_models[name]
+        t = model.transformer
         expected = sum(numel(block.ln_1) + numel(block.ln_2) for block in t.h)
         shown = tab_blocks(table_set)[label].select_one('[data-q="params.page_total"]')
         assert shown is not None and number(shown.get_text()) == expected, name
+        # The header says the same: both LayerNorms of every block (it once said ln_1's only).
+        top = header[label].select_one('[data-q="params.page_total"]')
+        assert top is not None and number(top.get_text()) == expected, name
+        # Every LayerNorm module of the model, ln_f included.
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+        whole = html.select('[data-q="params.model_count"]')
+        counts = {b.find_parent("p").get_text(" ", strip=True).split(":")[0]: b for b in whole}
+        shown_all = counts[f"In the whole of {label}"]
+        assert number(shown_all.get_text()) == sum(numel(m) for m in norms), name
+        assert f"so {len(norms)} LayerNorms" in shown_all.find_parent("p").get_text(), name
     tables = {p.relative_to(built_site).as_posix() for p in built_site.glob("tables/*.tex")}
     assert any("-flops-" in t for t in tables)
     linked = set()
@@ -433,3 +479,46 @@ def test_sources_cites_each_excerpt_by_its_software_heritage_id(built_site: Path
         (cited,) = json.loads(csl)
         assert cited["archive_location"] == swhid and cited["version"] == repo.commit, pin.id
         assert cited["note"] == f"excerpt sha256 {pin.sha256}", pin.id
+
+
+def test_public_pages_speak_to_readers_not_to_maintainers(built_site: Path) -> None:
+    """No page asks a reader to run a maintainer's command (itm verify …), set a build variable
+    (ITM_…), open a path of the generator (generator/…) or the build's pins (sources/…toml),
+    or read a lock id as link text (gpt2.attn); no evidence card or account of how an excerpt
+    was checked lists registry package copies. What a reader can check is said in plain words."""
+    lock = load_lock(ROOT / "sources" / "lock.toml")
+    ids = {pin.id for pin in lock.pins}
+    packages = {mirror.package for mirror in lock.mirrors}
+    dev = re.compile(
+        r"\bitm (verify|pin|bump|forward)\b|\bITM_[A-Z]|\bgenerator/|sources/\w+\.toml"
+    )
+    found = []
+    for docs_path in nav_pages():
+        html = soup(built_html(built_site, docs_path))
+        article = html.find("article")
+        for hidden in article.select(".itm-visually-hidden"):
+            hidden.decompose()
+        text = article.get_text(" ", strip=True)
+        found += [f"{docs_path}: {m[0]!r}" for m in dev.finditer(text)]
+        found += [
+            f"{docs_path}: link text {a.get_text(strip=True)!r}"
+            for a in article.find_all("a")
+            if a.get_text(strip=True).strip("`") in ids
+        ]
+        found += [
+            f"{docs_path}: heading {h.get_text(strip=True)!r}"
+            for h in article.find_all(["h2", "h3"])
+            if h.get_text(strip=True).removesuffix("¶").strip("`") in ids
+        ]
+        checked = article.select(".itm-evidence__status, .itm-code-caption, [id^='ev-']")
+        checked += [li for li in article.select("li") if li.find(id=re.compile("^ev-"))]
+        for element in checked:
+            words = element.get_text(" ", strip=True)
+            found += [
+                f"{docs_path}: package {p} in {words[:60]!r}"
+                for p in packages
+                if re.search(rf"\b{re.escape(p)}(==| )\d", words)  # "gpt2-client 2.1.5"
+            ]
+    assert found == [], "\n".join(found[:20])
+    cards = soup(built_site / "components/attention/index.html").select(".itm-evidence__status")
+    assert cards and all("open the pinned revision" in c.get_text() for c in cards)

@@ -201,6 +201,9 @@ def test_without_javascript_the_controls_are_hidden_and_the_toy_is_described(
     soup = soup_of(built_site)
     for selector in ("[data-wt-controls]", "[data-wt-nav]", "[data-wt-panel]"):
         assert soup.select_one(selector).has_attr("hidden"), selector
+    # The trained head's words are there for the script to show (site CSS hides them by default).
+    for trained in soup.select(".itm-wt-trained-only"):
+        trained.decompose()
     sub = soup.select_one(".itm-wt-sub").get_text()
     assert sub == "causal self-attention · block 0 · head 0"  # numbered as on the forward pass
     note = soup.select_one(".itm-wt-note").get_text()

@@ -5,18 +5,59 @@
   "use strict";
 
   /* A formula, a table or a row of tab labels wider than its column scrolls sideways: let
-     keyboard users scroll it too. Tables scroll in the wrapper Material puts around them. */
+     keyboard users scroll it too. Tables scroll in the wrapper Material puts around them (not
+     inside a scroller of ours, where the wrapper does not scroll). Each scroller is a region
+     named after what it holds, so no two regions of a page share a name (axe: landmark-unique). */
   function markScrolling(root) {
     [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"],
-     [".tabbed-labels", "tab labels"]].forEach(function (kind) {
+     [".tabbed-labels", "tab labels"], ["pre > code", ""]].forEach(function (kind) {
       root.querySelectorAll(kind[0]).forEach(function (el) {
-        if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex")) {
+        if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex") &&
+            /auto|scroll/.test(getComputedStyle(el).overflowX)) {
           el.tabIndex = 0;
+          if (!kind[1]) return; // code: focusable, as Material makes the blocks it has measured
           el.setAttribute("role", "region");
-          el.setAttribute("aria-label", kind[1] + " (scrolls sideways)");
+          el.setAttribute("aria-label", kind[1] + scrollerPlace(el) + " (scrolls sideways)");
         }
       });
     });
+    uniqueNames(root);
+  }
+
+  /* " under “Heading”": the nearest heading above an element, to tell scrollers apart. */
+  function scrollerPlace(el) {
+    var headings = el.closest("article, .md-content, body").querySelectorAll("h1, h2, h3");
+    var above = null;
+    headings.forEach(function (h) {
+      if (h.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) above = h;
+    });
+    var text = above ? above.textContent.replace(/¶/g, "").trim() : "";
+    return text ? " under \u201c" + text + "\u201d" : "";
+  }
+
+  /* Regions that still share a name get a number: "table under “X” (scrolls sideways), 2". */
+  function uniqueNames(root) {
+    var seen = {};
+    root.querySelectorAll('[role="region"][aria-label]').forEach(function (el) {
+      var name = el.getAttribute("aria-label"), base = el.dataset.itmName || name;
+      el.dataset.itmName = base;
+      seen[base] = (seen[base] || 0) + 1;
+      el.setAttribute("aria-label", seen[base] > 1 ? base + ", " + seen[base] : base);
+    });
+  }
+
+  /* Material wraps each code block's copy button in a <nav>: a landmark per code block, all
+     unnamed (axe: landmark-unique). A button needs no landmark; the search results' scrolling
+     box is focusable, so it is named as a region (axe: focus-order-semantics). */
+  function quietLandmarks() {
+    document.querySelectorAll("nav.md-code__nav:not([role])").forEach(function (nav) {
+      nav.setAttribute("role", "none");
+    });
+    var results = document.querySelector(".md-search__scrollwrap[tabindex]");
+    if (results && !results.hasAttribute("role")) {
+      results.setAttribute("role", "region");
+      results.setAttribute("aria-label", "Search results");
+    }
   }
 
   /* Hovering or focusing anything tagged data-light lights everything with the same key. */
@@ -81,8 +122,22 @@
   function init() {
     var root = document.querySelector("article") || document.body;
     markScrolling(root);
-    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then.
-    if (document.fonts) document.fonts.ready.then(function () { markScrolling(root); });
+    quietLandmarks();
+    // A tab shown later may hold a scroller that had no width while hidden: mark it then.
+    if (!root.dataset.itmTabsWatched) {
+      root.dataset.itmTabsWatched = "1";
+      root.addEventListener("change", function (ev) {
+        if (ev.target.matches && ev.target.matches(".tabbed-set > input")) markScrolling(root);
+      });
+    }
+    // KaTeX's fonts arrive after the first layout and widen the formulas: check again then,
+    // and say so (tests wait for it before checking the page).
+    var done = function () {
+      markScrolling(root);
+      quietLandmarks();
+      document.documentElement.dataset.itmReady = "1";
+    };
+    if (document.fonts) document.fonts.ready.then(done); else done();
     bindLights(root);
     linkCodeTabs(root);
     describeMapBoxes(document.body);  // the header's small map sits outside the article

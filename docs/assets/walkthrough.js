@@ -2,7 +2,8 @@
    The page is complete without it: every step and its grids are rendered at build time.
    This script turns the steps into a stepper (list, buttons, arrow keys, #step-N in the URL),
    redraws the grids for the selected head from the build's JSON, breaks the selected row down
-   in a side panel, switches toy values for GPT-2 sizes, shows the GPT-2 size the reader chose
+   in a side panel, switches toy values for a trained head's (a second JSON of the same shape,
+   fetched when chosen) or for GPT-2 sizes, shows the GPT-2 size the reader chose
    (the build prints every size's figures; the choice is Material's linked-tab choice, shared
    with the size tabs of every other page), and lights the engine's code lines of the current
    step. Keep fmt(), cellColour() and blend() in step with generator/walkthrough/grids.py.
@@ -75,17 +76,28 @@
     return '<span class="itm-wt-tok"><span class="itm-wt-dot" style="background:' +
       data.colours[i] + '" aria-hidden="true"></span>' + esc(data.tokens[i]) + "</span>";
   }
+  /* A trained head's rows are d_head (or d_model) numbers long: the grids and the panel print
+     the first data.shown of them and say how many there are. */
+  function cut(data, values) {
+    return data.shown && values.length > data.shown ? values.slice(0, data.shown) : values;
+  }
   function table(data, key, head, selected) {
-    var m = matrixOf(data, key, head), meta = data.matrices[key];
+    var meta = data.matrices[key];
+    var m = matrixOf(data, key, head).map(function (row) {
+      return meta.columns === "tokens" ? row : cut(data, row); // a token grid is printed whole
+    });
+    var width = (data.full && data.full[key]) || m[0].length;
     var masked = data.trace.masked[head], cols = columnLabels(data, key, m[0].length);
     var scale = 0, blended = key === "heads";
     m.forEach(function (row) { row.forEach(function (v) {
       if (v !== null) scale = Math.max(scale, Math.abs(v)); }); });
-    var where = data.per_head.indexOf(key) >= 0 ? "head " + head : "all heads";
+    var where = data.per_head.indexOf(key) >= 0 ?
+      (data.label ? "head " + data.label : "head " + head) : "all heads";
+    var printed = width > m[0].length ? ", columns 1\u2013" + m[0].length + " shown" : "";
     var html = '<table class="itm-wt-grid" data-matrix="' + key + '" data-head="' + head + '">' +
       '<caption><span class="itm-wt-grid__sym">' + esc(meta.symbol) + "</span> " +
       esc(meta.caption) + " \u00b7 " + where + " \u00b7 [" + m.length + " \u00d7 " +
-      m[0].length + ']</caption><thead><tr><td class="itm-wt-grid__corner"></td>';
+      width + "]" + printed + '</caption><thead><tr><td class="itm-wt-grid__corner"></td>';
     cols.forEach(function (c) {
       html += '<th scope="col" aria-label="' + esc(c[1]) + '">' + esc(c[0]) + "</th>";
     });
@@ -117,10 +129,13 @@
   }
 
   /* -- the row panel: one row of the current step, broken down ---------------------------- */
-  function vector(values, cls) {
-    return '<span class="itm-wt-vec' + (cls ? " " + cls : "") + '">' + values.map(function (v) {
+  var SHOWN = 0; // the current data's printed columns (0: all), set by render()
+  function vector(values, cls, width) {
+    var shown = SHOWN && values.length > SHOWN ? values.slice(0, SHOWN) : values;
+    var more = (width || values.length) - shown.length;
+    return '<span class="itm-wt-vec' + (cls ? " " + cls : "") + '">' + shown.map(function (v) {
       return '<span data-v="' + v + '">' + fmt(v) + "</span>";
-    }).join("") + "</span>";
+    }).join("") + (more > 0 ? "<span>\u2026 " + more + " more</span>" : "") + "</span>";
   }
   function rowsTable(head, rows, foot) {
     return '<table class="itm-wt-ptable"><thead><tr>' + head.map(function (h) {
@@ -134,16 +149,21 @@
     var title = "<h3>Row " + (i + 1) + ": " + chip(d, i) + "</h3>";
     function each(fn) { var rows = []; for (var j = 0; j < n; j++) rows.push(fn(j)); return rows; }
     function tok(j) { return '<th scope="row">' + chip(d, j) + "</th>"; }
+    var name = d.label ? "head " + d.label : "head " + h;
     if (key === "projections") {
-      out = "<p>This token's row of X (after ln_1), times head " + h +
-        "'s columns of W<sub>Q</sub>, W<sub>K</sub> and W<sub>V</sub>:</p>" +
-        "<p>x = " + vector(d.x[i]) + "</p><p>q = " + vector(t.q[h][i]) + "</p><p>k = " +
+      out = "<p>This token's row of X (after ln_1), times " + name +
+        "'s columns of W<sub>Q</sub>, W<sub>K</sub> and W<sub>V</sub>" +
+        (d.label ? ", plus their biases" : "") + ":</p>" +
+        "<p>x = " + vector(d.x[i], "", d.full && d.full.x) + "</p><p>q = " + vector(t.q[h][i]) + "</p><p>k = " +
         vector(t.k[h][i]) + "</p><p>v = " + vector(t.v[h][i]) + "</p>";
     } else if (key === "scores") {
       out = "<p>Each score is the dot product of this query, q = " + vector(t.q[h][i]) +
         ", with one token's key.</p>" + rowsTable(["key", "q \u00b7 k", "score"], each(function (j) {
           var terms = t.q[h][i].map(function (q, c) { return fmt(q) + "\u00d7" + fmt(t.k[h][j][c]); });
-          return "<tr>" + tok(j) + "<td>" + terms.join(" + ") + "</td><td data-v=\"" +
+          var sum = terms.length > 4 && SHOWN ?
+            terms.slice(0, 2).join(" + ") + " + \u2026 (" + terms.length + " products)" :
+            terms.join(" + ");
+          return "<tr>" + tok(j) + "<td>" + sum + "</td><td data-v=\"" +
             t.scores[h][i][j] + '">' + fmt(t.scores[h][i][j]) + "</td></tr>";
         }));
     } else if (key === "scale") {
@@ -184,7 +204,8 @@
         "<p>The swatch is the tokens' colours blended with the same weights.</p>";
     } else {
       out = "<p>The heads' output rows side by side, multiplied by W<sub>O</sub>:</p><p>" +
-        vector(t.merged[i]) + "</p><p>\u2192 " + vector(t.projected[i], "itm-wt-result") +
+        vector(t.merged[i], "", d.full && d.full.merged) + "</p><p>\u2192 " +
+        vector(t.projected[i], "itm-wt-result", d.full && d.full.projected) +
         "</p><p>This row is then added to the token's residual stream.</p>";
     }
     return title + out;
@@ -222,14 +243,18 @@
   }
 
   function render(s) {
+    s.data = s.scale === "trained" && s.trained ? s.trained : s.toy;
     var d = s.data, step = d.steps[s.step - 1], root = s.root;
+    var head = s.scale === "trained" ? 0 : s.head; // a trained head's data holds that head only
+    SHOWN = d.shown || 0;
     root.dataset.scale = s.scale;
+    s.article.dataset.wtScale = s.scale; // the title's "block 0 · head 0" is the toy's too
     root.querySelectorAll(".itm-wt__step").forEach(function (sec) {
       var current = sec.dataset.step === String(s.step);
       sec.classList.toggle("is-current", current);
       if (current) {
         sec.querySelector(".itm-wt__toy").innerHTML = step.show.map(function (key) {
-          return table(d, key, s.head, s.row);
+          return table(d, key, head, s.row);
         }).join("");
       }
     });
@@ -246,8 +271,8 @@
     });
     var box = root.querySelector("[data-wt-panel]"); // moves beside the current step's grids
     root.querySelector(".itm-wt__step.is-current .itm-wt__work").appendChild(box);
-    box.hidden = s.scale !== "toy";
-    box.innerHTML = panel(s);
+    box.hidden = s.scale === "big";
+    box.innerHTML = panel({ data: d, head: head, row: s.row, step: s.step });
     lightLines(s, step.lines, "is-step");
   }
 
@@ -271,20 +296,40 @@
     reveal(s);
   }
 
-  /* Bring the step (with the Previous/Next bar above it) to the top when its grids would
-     otherwise start below the fold. */
+  /* Bring the step (with the step list and the Previous/Next bar above it) to the top when
+     its grids would otherwise start below the fold. */
   function reveal(s) {
     var work = s.root.querySelector(".itm-wt__step.is-current .itm-wt__work");
     var top = work.getBoundingClientRect().top;
-    if (top < 0 || top > window.innerHeight * 0.6) {
-      s.root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
+    if (top < 0 || top > window.innerHeight * 0.6) toSteps(s);
+  }
+
+  /* The step list just under the site's sticky header, all of it in view: scrolled to the
+     Previous/Next bar instead, the list ended half under the header. */
+  function toSteps(s) {
+    var header = document.querySelector(".md-header");
+    var below = header ? header.getBoundingClientRect().bottom : 0;
+    var list = s.root.querySelector(".itm-wt__steps");
+    var gap = parseFloat(getComputedStyle(document.documentElement).fontSize) * 0.4;
+    window.scrollTo({ top: window.scrollY + list.getBoundingClientRect().top - below - gap,
+                      behavior: "instant" });
+  }
+
+  /* A key pressed inside something that scrolls sideways (a code block, a wide table, a row
+     of tab labels) scrolls it: ← and → are its keys there, not the stepper's. */
+  function scrollsSideways(el) {
+    for (; el && el !== document.body; el = el.parentElement) {
+      if (el.scrollWidth > el.clientWidth + 1 &&
+          /auto|scroll/.test(getComputedStyle(el).overflowX)) return true;
     }
+    return false;
   }
 
   function start(root, data) {
     var models = root.querySelector("[data-wt-model-select]");
     var s = {
-      root: root, data: data, article: root.closest("article") || document.body,
+      root: root, data: data, toy: data, trained: null,
+      article: root.closest("article") || document.body,
       step: stepFromHash(data.steps.length) || 1, head: 0, row: data.tokens.length - 1,
       scale: "toy", model: modelFromTabs(models)
     };
@@ -319,7 +364,7 @@
       var btn = ev.target.closest && ev.target.closest(".itm-wt-rowbtn");
       if (!btn || (ev.key !== "ArrowDown" && ev.key !== "ArrowUp")) return;
       ev.preventDefault();
-      var n = data.tokens.length;
+      var n = s.data.tokens.length;
       s.row = (s.row + (ev.key === "ArrowDown" ? 1 : n - 1)) % n;
       var table = btn.closest("table").dataset.matrix;
       render(s);
@@ -336,7 +381,21 @@
       storeModel(models); // every other page's size tabs follow, as they follow each other
     });
     root.querySelectorAll('input[name="itm-wt-scale"]').forEach(function (input) {
-      input.addEventListener("change", function () { s.scale = input.value; render(s); });
+      input.addEventListener("change", function () {
+        var scale = input.value;
+        var ready = scale !== "trained" || s.trained ? Promise.resolve() :
+          fetch(new URL(root.dataset.trainedSrc, location.href)).then(function (response) {
+            if (!response.ok) throw new Error(response.status + " " + response.url);
+            return response.json();
+          }).then(function (trained) { s.trained = trained; });
+        ready.then(function () {
+          if ((scale === "trained") !== (s.scale === "trained")) s.row = -1; // a new set of rows
+          s.scale = scale;
+          if (s.row < 0) s.row = (scale === "trained" ? s.trained : s.toy).tokens.length - 1;
+          render(s);
+          root.dataset.wtScaleReady = scale;
+        }).catch(function (error) { console.warn("walkthrough: no trained head:", error); });
+      });
     });
     /* Hovering a step (in the list or in the code panel's list) lights its code lines. */
     s.article.querySelectorAll("[data-wt-step], [data-step-key]").forEach(function (el) {
@@ -346,10 +405,15 @@
       el.addEventListener("mouseenter", function () { lightLines(s, step.lines, "is-hover"); });
       el.addEventListener("mouseleave", function () { lightLines(s, null, "is-hover"); });
     });
+    // The toy's note and the colour legend follow the steps once one step is shown at a time:
+    // the first step's grids then fit the first screen.
+    var layout = root.querySelector(".itm-wt__layout");
+    root.querySelectorAll(":scope > .itm-wt-note, :scope > .itm-wt-legend").forEach(function (el) {
+      root.insertBefore(el, layout.nextSibling);
+      layout = el;
+    });
     render(s);
-    if (stepFromHash(data.steps.length)) {
-      root.querySelector("[data-wt-nav]").scrollIntoView({ block: "start" });
-    }
+    if (stepFromHash(data.steps.length)) toSteps(s);
     root.dataset.wtReady = "ready";
     root.dataset.wtReadyAt = String(Math.round(performance.now()));
   }
@@ -381,6 +445,7 @@
     if (!s || ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
     if (ev.key !== "ArrowLeft" && ev.key !== "ArrowRight") return;
     if (ev.target.closest && ev.target.closest("input, select, textarea, [contenteditable]")) return;
+    if (scrollsSideways(ev.target)) return;
     ev.preventDefault();
     go(s, s.step + (ev.key === "ArrowRight" ? 1 : -1), false);
   });

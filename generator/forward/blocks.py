@@ -15,6 +15,15 @@ from generator.blocks import Block
 
 # -- which model ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Promise(Block):
+    """What another page may promise of the forward-pass page: GPT-2's heads, or the stand-in's."""
+
+    template: ClassVar[str] = "forward_promise.html"
+    model: str  # "GPT-2 small", or "" when the page shows the stand-in
+    n_heads: str  # every head the page shows, formatted
+
+
+@dataclass(frozen=True)
 class SourceNote(Block):
     """Which model the page shows. GPT-2: repo/revision/origin set; the stand-in: its record."""
 
@@ -257,14 +266,11 @@ class Training(Block):
 # -- how to get GPT-2's heads ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Howto(Block):
-    """The pinned GPT-2 files and where the build looks for them."""
+    """The pinned GPT-2 files a build needs to show GPT-2's own heads, and whether it had them
+    (how to build with them is the README's business: readers get what they can check)."""
 
     template: ClassVar[str] = "forward_howto.html"
-    found: str  # where this build found them, "" if it did not
+    found: str  # where this build found them, in a reader's words; "" if it did not
     repo: str
     revision: str
-    pins_file: str
     files: tuple[tuple[str, str, str], ...]  # (name, bytes formatted, sha256)
-    weights_variable: str  # the pin's variable, e.g. ITM_GPT2_WEIGHTS
-    weights_file: str
-    prompt_variable: str

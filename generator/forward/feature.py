@@ -116,4 +116,5 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "forward_removals": lambda: page.render_block(render.removal_block(fp())),
         "forward_training": training,
         "forward_howto": lambda: page.render_block(render.howto_block(fp(), _pin(page.site))),
+        "forward_promise": lambda: page.render_block(render.promise(fp())),
     }

@@ -34,6 +34,7 @@ from generator.forward.blocks import (
     LiteratureHead,
     Predictions,
     Probe,
+    Promise,
     Reached,
     RemovalRow,
     Removals,
@@ -46,7 +47,7 @@ from generator.forward.blocks import (
     Tokens,
     Training,
 )
-from generator.forward.checkpoints import PINS_FILE, WEIGHTS_FILE, CheckpointPin
+from generator.forward.checkpoints import WEIGHTS_FILE, CheckpointPin
 from generator.forward.head_images import (
     LABELLED_MAX,
     colour,
@@ -59,7 +60,6 @@ from generator.forward.head_images import (
 from generator.forward.literature import compare, verdict
 from generator.forward.pipeline import (
     DEFAULT_PROMPT,
-    PROMPT_ENV,
     ForwardPass,
     Gpt2Source,
     StandinSource,
@@ -116,7 +116,7 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
             sha256=pin.files[WEIGHTS_FILE].sha256,
             repo=pin.repo,
             revision=pin.revision,
-            origin=fp.source.checkpoint.origin,
+            origin=found_where(fp.source.checkpoint.origin, pin),
         )
     standin, cfg = fp.source.standin, fp.cfg
     return SourceNote(
@@ -130,6 +130,13 @@ def source_note(fp: ForwardPass, pin: CheckpointPin) -> SourceNote:
         steps=fmt_int(standin.record["steps"]),
         final_loss=standin.record["final_loss"],
     )
+
+
+def promise(fp: ForwardPass) -> Promise:
+    """What the home page may say the forward-pass page shows (it shows the stand-in when the
+    build found no GPT-2 weights, and must not be promised as GPT-2)."""
+    model = fp.cfg.label if isinstance(fp.source, Gpt2Source) else ""
+    return Promise(model=model, n_heads=fmt_int(len(fp.heads)))
 
 
 def description(fp: ForwardPass) -> str:
@@ -445,12 +452,18 @@ def training_block(fp: ForwardPass, url: Url) -> Training | None:
 # -- how to get GPT-2's heads ------------------------------------------------------------------------
 def howto_block(fp: ForwardPass, pin: CheckpointPin) -> Howto:
     return Howto(
-        found=fp.source.where if fp.source.is_gpt2 else "",
+        found=found_where(fp.source.where, pin) if fp.source.is_gpt2 else "",
         repo=pin.repo,
         revision=pin.revision,
-        pins_file=PINS_FILE,
         files=tuple((f.name, fmt_int(f.size), f.sha256) for f in pin.files.values()),
-        weights_variable=pin.env,
-        weights_file=WEIGHTS_FILE,
-        prompt_variable=PROMPT_ENV,
     )
+
+
+def found_where(origin: str, pin: CheckpointPin) -> str:
+    """Where the build found GPT-2's files, for readers: a path given to the build (by the
+    --weights flag or the pin's variable) is not named, a cache or a download is."""
+    plain = {
+        "the Hugging Face cache": "in the Hugging Face cache",
+        "downloaded into the Hugging Face cache": "on the Hugging Face hub, downloaded by the build",
+    }
+    return plain.get(origin, "at a path given to the build")

@@ -15,11 +15,11 @@ from generator.blocks import Block, Citation, Markup, PlainExcerpt
 
 @dataclass(frozen=True)
 class SourcesAccount:
-    """How a group of a repository's excerpts was confirmed (said once, linked from each)."""
+    """How a group of a repository's excerpts was checked (said once, linked from each)."""
 
     anchor: str  # "ev-openai-gpt-2-1"
-    level: str  # an evidence level: "upstream", ...
-    text: Markup  # literal(): the account from the lock
+    level: str  # how the text was checked, its short name: "read at the commit", ...
+    text: str  # the same in a sentence (render.code.EVIDENCE_WORDS)
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class SourcesEntry(Block):
     quote it, its lines as plain text and how to cite it."""
 
     template: ClassVar[str] = "sources_entry.md"
-    id: str  # "gpt2.attn"
+    label: Markup  # literal(): "model.py 69–112", the file and lines, its heading
     anchor: str  # "ex-gpt2-attn", what code tabs and evidence cards link to
     path: Markup  # literal()
     lines: str  # "lines 185–224"
@@ -76,7 +76,8 @@ class ShapeList(Block):
     tensors: tuple[TensorShape, ...]
     per_instance: str  # parameters of one instance, formatted
     instances: int  # how many the model has (n_layer for a block's parts)
-    total: str  # per_instance × instances, formatted
+    together: tuple[str, ...]  # the components the page covers ("ln_1", "ln_2"), each as big
+    total: str  # per_instance × len(together) × instances, formatted
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,39 @@ class ParameterCount(Block):
     per_instance_tex: str  # tex_int()
     total_tex: str  # of this component's instances, tex_int()
     latex: tuple[tuple[str, str], ...]  # (component, link to its LaTeX table)
+
+
+@dataclass(frozen=True)
+class Chart(Block):
+    """A generated chart: the narrow drawing on a phone, the wide one elsewhere (HTML)."""
+
+    template: ClassVar[str] = "component_chart.html"
+    wide: str  # URL of the wide SVG
+    narrow: str  # URL of the narrow SVG
+    phone_max: str  # "44.9375em": the widest screen that gets the narrow one
+    alt: str
+
+
+@dataclass(frozen=True)
+class Count(Block):
+    """A count beside a heading, as in "Sources 2" (inline HTML)."""
+
+    template: ClassVar[str] = "count.html"
+    n: int
+    what: str  # "pinned excerpts": what is counted, said in words beside the figure
+
+
+@dataclass(frozen=True)
+class ModelCount(Block):
+    """One size's count of a kind of part across the whole model: "ln_1 × 12, ln_2 × 12 and
+    ln_f × 1: 25 LayerNorms, 38,400 parameters"."""
+
+    template: ClassVar[str] = "component_model_count.md"
+    model: str  # "GPT-2 small"
+    parts: tuple[tuple[str, str], ...]  # (component, how many the model has), formatted
+    count: str  # all of them, formatted
+    what: str  # "LayerNorms"
+    total: str  # their parameters, formatted
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,17 @@ from __future__ import annotations
 from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import FAMILIES
-from generator.pages.blocks import Dim, FlopCount, ParameterCount, ShapeList, Shapes, TensorShape
+from generator.pages.blocks import (
+    Chart,
+    Count,
+    Dim,
+    FlopCount,
+    ModelCount,
+    ParameterCount,
+    ShapeList,
+    Shapes,
+    TensorShape,
+)
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.code import excerpt_anchor
@@ -19,7 +29,7 @@ NO_PARAMS = {  # family -> component -> why it has no parameters of its own
         "unembed": (
             "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
             "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
-            "again as wte (see the table below)."
+            "again as wte:"
         ),
     },
     "llama": {
@@ -79,6 +89,8 @@ class ComponentMacros(PageContext):
         "go_deeper",
         "figure",
         "rope_table",
+        "model_count",
+        "sources_count",
     )
 
     def header(self) -> str:
@@ -128,11 +140,13 @@ class ComponentMacros(PageContext):
             )
             per = accounting.params_per_instance(cfg, c.key)
             count = accounting.instances(cfg, c.key)
+            together = [other for other in self.registry if other.page == c.page]  # ln_1, ln_2
             shapes = ShapeList(
                 tensors=tensors,
                 per_instance=fmt_int(per),
                 instances=count,
-                total=fmt_int(per * count),
+                together=tuple(other.short for other in together),
+                total=fmt_int(sum(accounting.params_total(cfg, other.key) for other in together)),
             )
             return self.render_block(shapes)
 
@@ -146,7 +160,13 @@ class ComponentMacros(PageContext):
             rows = accounting.param_rows(cfg, c.key)
             if not rows:
                 why = NO_PARAMS.get(self.family.name, {}).get(c.key, "No parameters of its own.")
-                return f"{why}\n"
+                untied = accounting.param_rows(cfg, c.key, tied=False)
+                if not untied:
+                    return f"{why}\n"
+                table = markdown_table(
+                    untied, head=PARAM_HEAD, total_label="Untied total", quantity="params.untied"
+                )
+                return f"{why}\n\n{table}"
             per = sum(r.value for r in rows)
             count = accounting.instances(cfg, c.key)
             table = markdown_table(
@@ -172,6 +192,34 @@ class ComponentMacros(PageContext):
                 latex=latex,
             )
             return self.render_block(count_block)
+
+        return self.size_tabs(render)
+
+    def model_count(self, keys: list[str], what: str) -> str:
+        """How many of these components the whole model holds and their parameters, per size:
+        {{ model_count(["ln1", "ln2", "lnf"], "LayerNorms") }}."""
+        unknown = [key for key in keys if key not in self.by_key]
+        if unknown:
+            from generator.errors import InputError
+
+            raise InputError(
+                f"model_count() names {', '.join(unknown)}, which is no component",
+                file=f"docs/{self.src_path}",
+                entry="model_count",
+                fix=f"use keys of the {self.family.name} registry: " + ", ".join(self.by_key),
+            )
+        parts = [self.by_key[key] for key in keys]
+
+        def render(cfg: ModelConfig) -> str:
+            counts = [accounting.instances(cfg, c.key) for c in parts]
+            count = ModelCount(
+                model=cfg.label,
+                parts=tuple((c.short, fmt_int(n)) for c, n in zip(parts, counts, strict=True)),
+                count=fmt_int(sum(counts)),
+                what=what,
+                total=fmt_int(sum(accounting.params_total(cfg, c.key) for c in parts)),
+            )
+            return self.render_block(count)
 
         return self.size_tabs(render)
 
@@ -219,6 +267,11 @@ class ComponentMacros(PageContext):
             card = code_render.evidence_card(self._excerpt(s.excerpt), s.claim, sources_url=cite)
             cards.append(self.render_block(card))
         return "\n".join(cards)
+
+    def sources_count(self) -> str:
+        """The number of evidence cards, for the Sources heading: "## Sources {{ sources_count() }}"."""
+        n = len(self._component().sources)
+        return self.render_block(Count(n=n, what="pinned excerpts" if n != 1 else "pinned excerpt"))
 
     def rope_table(self) -> str:
         """Per size: the head's pairs of dimensions, the base, and how fast the fastest and the
@@ -293,7 +346,14 @@ class ComponentMacros(PageContext):
         call = [c.call_site] if c.call_site else []
         cited = dict.fromkeys([*call, *c.code, *(s.excerpt for s in c.sources), *quoted])
         sources = self._doc("sources.md")
-        links = tuple((i, f"{sources}#{excerpt_anchor(i)}") for i in cited)
+        # Each by what a reader sees of it (its file and lines), never by its id in the lock.
+        links = tuple(
+            (
+                f"{self._excerpt(i).label} ({self._excerpt(i).repo.name})",
+                f"{sources}#{excerpt_anchor(i)}",
+            )
+            for i in cited
+        )
         items.append(blocks.LinkItem("The pinned sources this page cites", links))
         items.append(
             blocks.LinkItem("Notation", (("glossary of symbols", self._doc("glossary.md")),))
@@ -303,15 +363,34 @@ class ComponentMacros(PageContext):
         return self.render_block(blocks.LinkList(tuple(items)))
 
     def figure(self, name: str, alt: str) -> str:
-        """A generated figure per size (Material tabs), from generator/charts.py."""
-        from generator.charts import figure_path
+        """A generated chart per size (Material tabs), from generator/charts.py: the narrow
+        drawing on a phone, the wide one elsewhere."""
+        from generator.charts import NARROW, PHONE_MAX, WIDE, figure_path
 
-        return size_tabs(
-            # lazy: the figures in hidden size tabs load only when their tab is shown
-            lambda cfg: (
-                f"![{alt} ({cfg.label})]({self._doc(figure_path(name, cfg))}){{ loading=lazy }}\n"
+        def render(cfg: ModelConfig) -> str:
+            chart = Chart(
+                wide=self._url(figure_path(name, cfg, WIDE)),
+                narrow=self._url(figure_path(name, cfg, NARROW)),
+                phone_max=PHONE_MAX,
+                alt=f"{alt} ({cfg.label})",
             )
-        )
+            return self.render_block(chart) + "\n"
+
+        return size_tabs(render)
+
+    def _url(self, site_path: str) -> str:
+        """A generated file's address from this page (raw HTML: MkDocs rewrites no link there)."""
+        url = self.url_for(site_path)
+        if url is None:
+            from generator.errors import InputError
+
+            raise InputError(
+                f"{site_path} is not part of the site",
+                file=f"docs/{self.src_path}",
+                entry=site_path,
+                fix="name a figure of generator/charts.py FIGURES",
+            )
+        return url
 
 
 def table_path(key: str, kind: str, cfg: ModelConfig) -> str:

@@ -170,8 +170,8 @@ class SiteMacros(PageContext):
     def sources_index(self) -> str:
         """Every pinned repo and excerpt: revision, license, lines, permalink, evidence, citation.
 
-        How a group of excerpts was confirmed is said once per repository (most share one
-        account); each excerpt links to its account, and its text is plain escaped lines."""
+        How a group of excerpts was checked is said once per repository and level, in plain
+        words; each excerpt links to it, and its text is plain escaped lines."""
         by_repo: dict[str, list] = {}
         for excerpt in sorted(
             self.site.excerpts.values(), key=lambda e: (e.repo.name, e.first_line, e.id)
@@ -182,15 +182,15 @@ class SiteMacros(PageContext):
         for repo_name, excerpts in by_repo.items():
             repo = excerpts[0].repo
             slug = "".join(ch if ch.isalnum() else "-" for ch in repo_name)
-            told = dict.fromkeys((ex.evidence_level, ex.evidence) for ex in excerpts)
+            told = dict.fromkeys(ex.evidence_level for ex in excerpts)
             accounts = {
-                (level, text): SourcesAccount(f"ev-{slug}-{n}", level, blocks.Markup(literal(text)))
-                for n, (level, text) in enumerate(told, 1)
+                level: SourcesAccount(f"ev-{slug}-{n}", *code_render.evidence_words(level))
+                for n, level in enumerate(told, 1)
             }
             entries = tuple(
                 sources_entry(
                     ex,
-                    accounts[(ex.evidence_level, ex.evidence)],
+                    accounts[ex.evidence_level],
                     cited_on=tuple((title, self._doc(page)) for title, page in used.get(ex.id, [])),
                 )
                 for ex in excerpts
@@ -231,9 +231,11 @@ class SiteMacros(PageContext):
         return "\n".join(lines) + f"\n\nEach at its own context: {contexts}.\n"
 
     def evidence_levels(self) -> str:
+        """The ways an excerpt's text can have been checked, strongest first, in plain words."""
         from generator.sources import EVIDENCE_LEVELS
 
-        return "\n".join(f"- **{level}**: {text}" for level, text in EVIDENCE_LEVELS.items()) + "\n"
+        words = [code_render.evidence_words(level) for level in EVIDENCE_LEVELS]
+        return "\n".join(f"- **{name}**: {text}" for name, text in words) + "\n"
 
     def architecture_map(self) -> str:
         """The whole-model diagram of the page's family, every box a link to its page."""
@@ -278,7 +280,7 @@ def sources_entry(
 ) -> SourcesEntry:
     """An excerpt's entry on the Sources page; `cited_on` (title, link) of the pages quoting it."""
     return SourcesEntry(
-        id=ex.id,
+        label=blocks.Markup(literal(ex.label)),
         anchor=excerpt_anchor(ex.id),
         path=blocks.Markup(literal(ex.path)),
         lines=code_render.span_label(ex),

@@ -27,7 +27,7 @@ class CodeTab(Block):
     repo: Markup  # literal(): "openai/gpt-2"
     path: Markup  # literal(): "src/model.py"
     license: Markup  # literal()
-    level: Markup  # literal(): the evidence level, "" for none
+    level: str  # how the excerpt was checked, in a reader's words ("read at the commit"), or ""
     level_href: str | None  # the excerpt's entry on the Sources page (None: no such page)
     runs: Markup  # the fenced runs with omission markers, indented into the tab, no final "\n"
 
@@ -47,7 +47,7 @@ class EvidenceCard(Block):
     lines: str  # "lines 185–224"
     license: str
     cite: str | None  # the excerpt's entry on the Sources page
-    status: Markup  # literal(): how the excerpt was confirmed
+    status: str  # how the excerpt was checked and how a reader can check it, in plain words
     runs: Markup  # the fenced runs, indented into the "Read code excerpt" box, no final "\n"
 
 
@@ -88,6 +88,17 @@ class MapBox:
     top: str
     width: str
     height: str
+
+    @property
+    def name(self) -> str:
+        """The accessible name: the title, led by the visible label when the title does not
+        hold it ("Block × 12: Pre-norm transformer block"), so that a reader who says what
+        they see names the link (WCAG 2.5.3, axe's label-content-name-mismatch). A label of
+        symbols only (the sum's "+") says nothing the title does not."""
+        words = any(ch.isalnum() for ch in self.label)
+        if not words or self.label.casefold() in self.title.casefold():
+            return self.title
+        return f"{self.label}: {self.title}"
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,32 @@ _INVISIBLE = {
 }
 
 
+# How an excerpt's text was checked, in a reader's words, by the lock's evidence level (the
+# lock's own account of each pin, with commands and package copies, is for maintainers), and
+# what any reader can do to check it again.
+EVIDENCE_WORDS: dict[str, tuple[str, str]] = {  # level -> (short name, what was checked)
+    "upstream": ("read at the commit", "Read from the file at the pinned commit itself."),
+    "file-hash": (
+        "rebuilt from published copies",
+        "Read from copies of the file published on PyPI that together rebuild the file at the "
+        "pinned commit exactly (the same sha256).",
+    ),
+    "mirror-window": (
+        "checked indirectly",
+        "Every release of the package published around the pinned commit has these lines "
+        "unchanged; the file at the commit itself was not read.",
+    ),
+}
+HOW_TO_CHECK = (
+    "To check them yourself, open the pinned revision: its lines are these, byte for byte."
+)
+
+
+def evidence_words(level: str) -> tuple[str, str]:
+    """(short name, sentence) of an evidence level, for readers."""
+    return EVIDENCE_WORDS[level]
+
+
 def visible(text: str) -> str:
     """`text` with control characters (tabs included), line/paragraph separators and bidi or
     zero-width marks replaced by visible stand-ins (␉, ␌, ⟨U+2028⟩); only "\n" is kept."""
@@ -78,6 +104,8 @@ def fence(code: str, *, first_line: int, block_id: str, lang: str = "python") ->
     ticks = "`" * max(3, longest + 1)
     code = visible(code)
     body = code if code.endswith("\n") else code + "\n"
+    if body.endswith("\n\n"):  # a blank last line: superfences drops the fence's last newline,
+        body += "\n"  # which would take the line with it (with stripnl off, mkdocs.yml)
     return f'{ticks}{{.{lang} #{block_id} linenums="{first_line}"}}\n{body}{ticks}\n'
 
 
@@ -129,7 +157,7 @@ def code_tab(excerpt: ExcerptLike, *, sources: str | None, prefix: str = "code")
         repo=Markup(literal(excerpt.repo.name)),
         path=Markup(literal(excerpt.path)),
         license=Markup(literal(excerpt.repo.license)),
-        level=Markup(literal(level)),
+        level=evidence_words(level)[0] if level else "",
         level_href=f"{sources}#{excerpt_anchor(excerpt.id)}" if sources else None,
         runs=indented_runs(excerpt, prefix),
     )
@@ -168,7 +196,7 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> Evi
         lines=span_label(excerpt),
         license=repo.license,
         cite=sources_url,
-        status=Markup(literal(excerpt.evidence)),
+        status=f"{evidence_words(excerpt.evidence_level)[1]} {HOW_TO_CHECK}",
         runs=indented_runs(excerpt, "src"),
     )
 

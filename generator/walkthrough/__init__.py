@@ -1,6 +1,7 @@
 """The attention walkthrough: seed 000's seven steps at toy scale, with GPT-2's sizes beside them.
 
 toy.py        the engine's trace of the toy (5 tokens, d_model 8, 2 heads, no biases)
+trained.py    a trained head (the stand-in's, or GPT-2's with its weights) on a phrase that repeats
 gpt2_scale.py GPT-2's shapes and costs per step, from generator.config and generator.accounting
 steps.py      the seven steps: title, explanation, formula, GPT-2 figure, matrices shown
 grids.py      the value grids, legend and picture of how a grid scales, as blocks

@@ -25,6 +25,7 @@ class Header(Block):
     subtitle: str  # "causal self-attention"
     block: int  # the toy's block, from 0
     head: int  # the head shown without JavaScript
+    trained: str  # the trained head, shown in its place when chosen: "stand-in · block 1 · head 0"
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class Scale:
     model: str  # "GPT-2 medium"
     hidden: bool  # not the size shown without JavaScript
     line: str  # the one-line GPT-2 figure
+    toy_line: str  # what it says of the toy first, hidden with the toy ("" for none)
     facts: tuple[tuple[str, str], ...]
     picture: ScalePicture
 
@@ -153,6 +155,7 @@ class Step(Block):
     scales: tuple[Scale, ...]  # GPT-2's figures, one per size
     grids: tuple[Grid, ...]  # the toy's value grids
     real_heads: RealHeads | None  # the softmax step's link to trained heads
+    trained: Markup  # Markdown: what this step shows of the trained head ("" for nothing)
     code_id: str
     first: int  # the step's lines in the engine's file
     last: int
@@ -175,6 +178,7 @@ class Bar(Block):
 
     template: ClassVar[str] = "walkthrough_bar.html"
     models: tuple[tuple[str, str], ...]  # (name, label) of each GPT-2 size: the size selector
+    trained: str  # the trained head's option: "trained head: stand-in 1.0"
     default: str  # the size shown without JavaScript
     n_head: int  # the head selector's options
     dims: tuple[Dim, ...]
@@ -194,14 +198,34 @@ class Note(Block):
 
 
 @dataclass(frozen=True)
+class TrainedNote(Block):
+    """What the trained head is: which model and head, the phrase, how wide its rows are."""
+
+    template: ClassVar[str] = "walkthrough_trained_note.html"
+    model: str  # "stand-in"
+    is_gpt2: bool
+    block: int
+    head: int
+    label: str  # "1.0"
+    named: str  # the paper naming the head, or ""
+    phrase: str  # the phrase, as the model's tokens joined
+    n_tokens: str  # formatted
+    d_head: str  # formatted
+    shown: int  # columns each grid prints
+    forward: str  # the head on the forward-pass page: URL#anchor
+
+
+@dataclass(frozen=True)
 class Walkthrough(Block):
     """The widget: controls and sizes, the toy, the legend, the steps with their list and
     buttons, and the row panel walkthrough.js fills."""
 
     template: ClassVar[str] = "walkthrough_widget.html"
     src: str  # the URL of the widget's JSON
+    trained_src: str  # the URL of the trained head's JSON (same shape)
     bar: Bar
     note: Note
+    trained_note: TrainedNote
     legend: Legend
     steps: tuple[Step, ...]
 

@@ -75,3 +75,54 @@ def widget_json(data: dict) -> bytes:
     """Compact, sorted, UTF-8 JSON ending in a newline."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return (text + "\n").encode("utf-8")
+
+
+def trained_data(head, lines: dict[str, tuple[int, int]], code_block: str) -> dict:
+    """The trained head's trace in the toy's shape (walkthrough.js draws either): its per-head
+    arrays cut to the one head, d_model-wide rows cut to the `shown` columns the grids print
+    (q, k, v and the head's output stay whole: the row panel sums over them), `full` the width
+    of each before the cut. head: a trained.TrainedHead."""
+    from generator.walkthrough.trained import SHOWN, colours, word
+
+    cfg = head.cfg
+    shown = min(SHOWN, cfg.d_head)
+    cut = {"merged", "projected"}
+    trace = {
+        key: rounded(value[:, :shown] if key in cut else value)
+        for key, value in sorted(head.trace.items())
+    }
+    full = {key: int(value.shape[-1]) for key, value in head.trace.items()}
+    return {
+        "block": head.layer,
+        "head": head.head,
+        "label": head.label,
+        "model": head.model,
+        "config": {
+            "d_head": cfg.d_head,
+            "d_model": cfg.d_model,
+            "n_head": 1,
+            "n_tokens": len(head.tokens),
+        },
+        "shown": shown,
+        "full": {**full, "x": int(head.x.shape[-1])},
+        "tokens": [word(t) for t in head.tokens],
+        "token_ids": [int(i) for i in head.token_ids],
+        "colours": colours(head.tokens),
+        "x": rounded(head.x[:, :shown]),
+        "trace": trace,
+        "per_head": sorted(key for key, value in head.trace.items() if value.ndim == 3),
+        "matrices": {
+            key: {
+                "symbol": "[O₀ ‖ … ‖ Oₕ₋₁]" if key == "merged" else m.symbol,
+                "caption": m.caption,
+                "columns": "dims" if m.columns == "head-dims" else m.columns,
+                "masked": m.masked,
+            }
+            for key, m in MATRICES.items()
+        },
+        "steps": [
+            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
+            for s in STEPS
+        ],
+        "code_block": code_block,
+    }

@@ -1,6 +1,6 @@
 """The attention walkthrough as a site feature (see generator/features.py).
 
-files(site)   the widget's JSON, from the engine's toy trace
+files(site)   the widget's JSON: the engine's toy trace, and a trained head's (trained.py)
 macros(page)  walkthrough_header(), walkthrough(), walkthrough_code() for docs/walkthrough/
 """
 
@@ -24,18 +24,21 @@ from generator.walkthrough.blocks import (
     RealHeads,
     Scale,
     Step,
+    TrainedNote,
     Walkthrough,
 )
 from generator.walkthrough.code import UPSTREAM, code_panel, engine_excerpt
-from generator.walkthrough.data import widget_data, widget_json
+from generator.walkthrough.data import trained_data, widget_data, widget_json
 from generator.walkthrough.gpt2_scale import Figure, step_figures
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
+from generator.walkthrough.trained import PHRASE, SHOWN, TrainedHead, trained_head, trained_words
 
 PAGE = "walkthrough/attention.md"
 TITLE = "Walkthrough: attention"
 CITES = UPSTREAM  # the pinned excerpts its Code panel quotes
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
+TRAINED_PATH = "assets/walkthrough/trained.json"  # the trained head's, in the same shape
 BESIDE_TOY = "gpt2"  # GPT-2 small: shown next to the toy until the reader picks another size
 HEAD = 0  # the toy's head the grids show until the reader picks another
 
@@ -62,8 +65,17 @@ def build_data(site) -> dict:
     return widget_data(toy_attention(), engine.steps, engine.block_id)
 
 
+def build_trained(site) -> dict:
+    """The trained head's data, in the toy's shape."""
+    engine = engine_excerpt(site.root)
+    return trained_data(trained_head(site.settings), engine.steps, engine.block_id)
+
+
 def files(site) -> dict[str, bytes]:
-    return {DATA_PATH: widget_json(build_data(site))}
+    return {
+        DATA_PATH: widget_json(build_data(site)),
+        TRAINED_PATH: widget_json(build_trained(site)),
+    }
 
 
 class WalkthroughMacros:
@@ -78,6 +90,7 @@ class WalkthroughMacros:
             cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
         }
         self.fields = self._fields()
+        self.trained: TrainedHead = trained_head(page.site.settings)
         self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
 
     def _url(self, docs_path: str) -> str:
@@ -109,19 +122,32 @@ class WalkthroughMacros:
     # -- macros ------------------------------------------------------------------------------
     def header(self, title: str = "Attention", subtitle: str = "causal self-attention") -> str:
         """Kicker, title, and the "block 0 · head 0" line that follows the head selector."""
+        t = self.trained
         return self.page.render_block(
-            Header(title=title, subtitle=subtitle, block=self.toy.block, head=HEAD)
+            Header(
+                title=title,
+                subtitle=subtitle,
+                block=self.toy.block,
+                head=HEAD,
+                trained=f"{t.model} · block {t.layer} · head {t.head}",
+            )
         )
 
     def walkthrough(self) -> str:
         """Settings, dims, legend, the seven steps with their grids, and the row panel."""
         data = build_data(self.page.site)
         engine_lines = data["steps"]
+        from generator.forward import PAGE as FORWARD
+
+        forward_head = f"{self._url(FORWARD)}#{self.trained.anchor}"
+        self.trained_text = trained_words(self.trained, forward_head)
         return self.page.render_block(
             Walkthrough(
                 src=self._url(DATA_PATH),
+                trained_src=self._url(TRAINED_PATH),
                 bar=self._bar(),
                 note=self._note(),
+                trained_note=self._trained_note(forward_head),
                 legend=grids.legend(),
                 steps=tuple(
                     self._step(index, step, data, engine_lines[index - 1]["lines"])
@@ -171,6 +197,7 @@ class WalkthroughMacros:
         )
         return Bar(
             models=tuple((cfg.name, cfg.label) for cfg in self.models),
+            trained=f"trained head ({self.trained.model} {self.trained.label})",
             default=BESIDE_TOY,
             n_head=toy.n_head,
             dims=tuple(
@@ -189,6 +216,22 @@ class WalkthroughMacros:
             block=self.toy.block,
         )
 
+    def _trained_note(self, forward_head: str) -> TrainedNote:
+        t = self.trained
+        return TrainedNote(
+            model=t.model,
+            is_gpt2=t.is_gpt2,
+            block=t.layer,
+            head=t.head,
+            label=t.label,
+            named=t.named,
+            phrase=PHRASE.strip(),
+            n_tokens=fmt_int(len(t.tokens)),
+            d_head=fmt_int(t.cfg.d_head),
+            shown=min(SHOWN, t.cfg.d_head),
+            forward=forward_head,
+        )
+
     def _step(self, index: int, step, data: dict, lines: list[int]) -> Step:
         first, last = lines
         return Step(
@@ -202,7 +245,8 @@ class WalkthroughMacros:
                     name=cfg.name,
                     model=cfg.label,
                     hidden=cfg.name != BESIDE_TOY,
-                    line=self.figures[cfg.name][step.key].line,
+                    line=self.figures[cfg.name][step.key].gpt2_line,
+                    toy_line=self.figures[cfg.name][step.key].toy_line,
                     facts=self.figures[cfg.name][step.key].facts,
                     picture=grids.scale_picture(self.figures[cfg.name][step.key], cfg.label),
                 )
@@ -210,6 +254,7 @@ class WalkthroughMacros:
             ),
             grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
             real_heads=self._real_heads() if step.key == "softmax" else None,
+            trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours
             code_id=data["code_block"],
             first=first,
             last=last,

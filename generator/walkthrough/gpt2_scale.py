@@ -23,11 +23,16 @@ WORDS = ((10**9, "a billion"), (10**6, "a million"), (10**3, "a thousand"))
 class Figure:
     """GPT-2's size for one step, next to the toy's."""
 
-    line: str  # the one-line figure under the explanation
+    gpt2_line: str  # the one-line figure under the explanation
     facts: tuple[tuple[str, str], ...]  # (what, value) rows of the GPT-2 view
     grid: tuple[int, int]  # rows, columns of the step's matrix at GPT-2 scale (per head)
     toy_grid: tuple[int, int]  # the same at toy scale
     per_head: bool = True  # the grid is one head's (else the whole layer's)
+    toy_line: str = ""  # what the line says of the toy first ("toy ÷ 2 · "), hidden with it
+
+    @property
+    def line(self) -> str:
+        return self.toy_line + self.gpt2_line
 
 
 def dims(rows: int | str, cols: int | str) -> str:
@@ -81,7 +86,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
     grid_cells = (f"Cells per head at {fmt_int(N)} tokens", f"{fmt_int(cells)} ({in_words(cells)})")
     return {
         "projections": Figure(
-            line=f"{gemm('T', d, 3 * d)}{bias} · {fmt_flops(flops['qkv'])} / token",
+            gpt2_line=f"{gemm('T', d, 3 * d)}{bias} · {fmt_flops(flops['qkv'])} / token",
             facts=(
                 ("GEMM", f"X {dims(N, d)} · W_qkv {dims(d, 3 * d)}{bias}"),
                 ("Q, K, V", f"each {dims(N, d)}, split into {heads_of}"),
@@ -92,7 +97,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, toy.d_head),
         ),
         "scores": Figure(
-            line=f"{h} × {gemm('T', dh, 'T')} · {fmt_flops(flops['scores'])} / token {at_n}",
+            gpt2_line=f"{h} × {gemm('T', dh, 'T')} · {fmt_flops(flops['scores'])} / token {at_n}",
             facts=(
                 ("GEMM", f"{h} heads × Q {dims(N, dh)} · Kᵀ {dims(dh, N)}"),
                 grid_cells,
@@ -103,9 +108,10 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, n_tokens),
         ),
         "scale": Figure(
-            line=f"toy ÷ {root(toy.d_head)} · {gpt2.label} ÷ {root(dh)}",
+            toy_line=f"toy ÷ {root(toy.d_head)} · ",
+            gpt2_line=f"{gpt2.label} ÷ {root(dh)}",
             facts=(
-                ("Divisor", f"√{dh} = {root(dh)} (toy: √{toy.d_head} = {root(toy.d_head)})"),
+                ("Divisor", f"√{dh} = {root(dh)}"),
                 grid_cells,
                 ("FLOPs", "elementwise: not counted (only matrix products are)"),
             ),
@@ -113,7 +119,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, n_tokens),
         ),
         "causal-mask": Figure(
-            line=f"causal: j > i → −∞ · {fmt_int(masked)} of {fmt_int(cells)} cells per head {at_n}",
+            gpt2_line=f"causal: j > i → −∞ · {fmt_int(masked)} of {fmt_int(cells)} cells per head {at_n}",
             facts=(
                 ("Masked cells per head", f"{fmt_int(masked)} of {fmt_int(cells)} (j > i)"),
                 ("Masked cells, all heads", fmt_int(h * masked)),
@@ -123,7 +129,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, n_tokens),
         ),
         "softmax": Figure(
-            line=f"{h} heads × {fmt_int(N)} rows, each summing to 1, {at_n}",
+            gpt2_line=f"{h} heads × {fmt_int(N)} rows, each summing to 1, {at_n}",
             facts=(
                 ("Rows", f"{h} heads × {fmt_int(N)} rows of {fmt_int(N)} weights"),
                 grid_cells,
@@ -133,7 +139,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, n_tokens),
         ),
         "weighted-sum": Figure(
-            line=f"{h} × {gemm('T', 'T', dh)} · {fmt_flops(flops['weighted'])} / token {at_n}",
+            gpt2_line=f"{h} × {gemm('T', 'T', dh)} · {fmt_flops(flops['weighted'])} / token {at_n}",
             facts=(
                 ("GEMM", f"{h} heads × A {dims(N, N)} · V {dims(N, dh)}"),
                 ("Output", heads_of),
@@ -144,7 +150,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             toy_grid=(n_tokens, toy.d_head),
         ),
         "output-projection": Figure(
-            line=f"{gemm('T', d, d)}{bias} · {fmt_flops(flops['out'])} / token",
+            gpt2_line=f"{gemm('T', d, d)}{bias} · {fmt_flops(flops['out'])} / token",
             facts=(
                 ("Merge", f"{heads_of} → {dims(N, d)}"),
                 ("GEMM", f"{dims(N, d)} · W_O {dims(d, d)}{bias}"),

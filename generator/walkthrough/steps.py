@@ -1,7 +1,9 @@
 """The seven steps of seed 000, in the engine's order: what each does, its formula, what it shows.
 
 Explanations are Markdown for a reader who knows matrix multiplication. Sizes in them are
-[[placeholders]] filled from the configs (fill()), so no number is typed here either.
+[[placeholders]] filled from the configs (fill()), so no number is typed here either. What is
+said of the toy only is wrapped in toy() and hidden with the toy when the reader switches to
+GPT-2's sizes; big() holds the words that stand in for it then.
 """
 
 from __future__ import annotations
@@ -14,6 +16,16 @@ from generator.engine import STEPS as ENGINE_STEPS
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
 from generator.walkthrough.gpt2_scale import in_words, root
+
+
+def toy(text: str) -> str:
+    """Words about the toy, hidden when the page shows GPT-2's sizes (no math inside)."""
+    return f'<span class="itm-wt-toy-only">{text}</span>'
+
+
+def big(text: str) -> str:
+    """Words shown only when the page shows GPT-2's sizes, in place of toy() words."""
+    return f'<span class="itm-wt-big-only">{text}</span>'
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,12 @@ STEPS: tuple[Step, ...] = (
             "$X$, the output of ln_1 with one row per token, is multiplied by three matrices, "
             "$W_Q$, $W_K$ and $W_V$. A query is what a token looks for. A key is what it offers. "
             "A value is what it hands over when another token picks it. [[gpt2]] does all three "
-            "in one GEMM, $X \\cdot W_{qkv}$, and adds a bias; the toy has no biases. Each result "
-            "is cut into [[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])."
+            "in one GEMM, $X \\cdot W_{qkv}$, and adds a bias"
+            + toy("; the toy has no biases")
+            + ". Each result is cut into "
+            + toy("[[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])")
+            + big("[[H]] heads of [[DH]] columns")
+            + "."
         ),
         formula=r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
         matrices=("q", "k", "v"),
@@ -69,9 +85,12 @@ STEPS: tuple[Step, ...] = (
             "Multiply $Q$ by $K^\\top$, one head at a time. Row $i$, column $j$ is the dot "
             "product of token $i$'s query with token $j$'s key: how much $i$ should attend to "
             "$j$. Each head works in its own slice of $d_\\text{model} / \\text{heads}$ numbers "
-            "([[dh]] here, [[DH]] in [[gpt2]]). The grid is $T \\times T$: [[cells]] cells here, "
-            "[[gpt2_cells_words]] per head at [[N]] tokens ([[gpt2_cells]]). Doubling the context "
-            "quadruples this step."
+            "("
+            + toy("[[dh]] here, ")
+            + "[[DH]] in [[gpt2]]). The grid is $T \\times T$: "
+            + toy("[[cells]] cells here, ")
+            + "[[gpt2_cells_words]] per head at [[N]] tokens ([[gpt2_cells]]). Doubling the "
+            "context quadruples this step."
         ),
         formula=r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j",
         matrices=("scores",),
@@ -80,8 +99,10 @@ STEPS: tuple[Step, ...] = (
         key="scale",
         title="Scale",
         text=(
-            "Divide every score by $\\sqrt{d_\\text{head}}$: by [[root]] here, by [[gpt2_root]] "
-            "in [[gpt2]]. A dot product of $d_\\text{head}$ terms grows with $d_\\text{head}$. "
+            "Divide every score by $\\sqrt{d_\\text{head}}$: "
+            + toy("by [[root]] here, ")
+            + "by [[gpt2_root]] in [[gpt2]]. "
+            "A dot product of $d_\\text{head}$ terms grows with $d_\\text{head}$. "
             "Scaling keeps the scores of wide heads in a range where softmax is not saturated "
             "from the start, so gradients can flow."
         ),
@@ -107,8 +128,10 @@ STEPS: tuple[Step, ...] = (
             "Softmax each row: exponentiate every entry, then divide by the row's sum. The "
             "weights of a row are positive and add up to one, and $e^{-\\infty} = 0$, so masked "
             "cells get no weight. Each row is one token's attention distribution over the "
-            "tokens it can see. These toy weights are random, so the pattern means nothing; "
-            "a trained model learns which tokens to look at."
+            "tokens it can see. "
+            + toy("These toy weights are random, so the pattern means nothing; a trained model")
+            + big("A trained model")
+            + " learns which tokens to look at."
         ),
         formula=r"A = \operatorname{softmax}\!\left(\frac{S}{\sqrt{d_\text{head}}} + \text{mask}\right)",
         matrices=("weights",),
@@ -120,7 +143,8 @@ STEPS: tuple[Step, ...] = (
             "Weight the rows of $V$ by attention and sum them. Output row $i$ blends the values "
             "of every token $i$ can see, in the proportions of row $i$ of $A$. Each token has a "
             "colour; an output row's colour is the same blend of those colours. "
-            '<span class="itm-wt-toy-only">The side panel breaks down the selected row.</span>'
+            '<span class="itm-wt-toy-only itm-js-only">The panel beside the grid breaks down '
+            "the selected row.</span>"
         ),
         formula=r"O = A V,\qquad o_i = \sum_j A_{ij}\, v_j",
         matrices=("heads",),
@@ -129,8 +153,9 @@ STEPS: tuple[Step, ...] = (
         key="output-projection",
         title="Output projection",
         text=(
-            "Put the heads' outputs side by side ([[h]] × [[dh]] = [[d]] columns here, "
-            "[[H]] × [[DH]] = [[D]] in [[gpt2]]) and multiply by $W_O$, which mixes the heads. "
+            "Put the heads' outputs side by side ("
+            + toy("[[h]] × [[dh]] = [[d]] columns here, ")
+            + "[[H]] × [[DH]] = [[D]] in [[gpt2]]) and multiply by $W_O$, which mixes the heads. "
             "The result is added back to the residual stream. Several small heads can each "
             "follow a different relation for the cost of one big one. In code: "
             "(B, T, [[D]]) is split into (B, [[H]], T, [[DH]]) for attention and merged back "
