@@ -214,3 +214,29 @@ def test_cache_bytes_per_token_follow_n_kv_head() -> None:
         grown = second.cache.nbytes - first.cache.nbytes
         assert grown == 3 * bytes_per_token(cfg, np.float32)
     assert bytes_per_token(mha) == 4 * bytes_per_token(gqa)
+
+
+@pytest.mark.parametrize("name", ["gqa-theta", "bias-tied"])
+def test_a_bf16_checkpoint_saved_by_transformers_loads_exactly(name: str, tmp_path) -> None:
+    """save_pretrained writes a BF16 model.safetensors as the hub's Llama and Mistral files are;
+    the engine's own reader (which needs no torch) gives every tensor torch's exact float32
+    values, and the engine's logits from it equal transformers' from the same BF16 weights
+    (widened to float32 on both sides)."""
+    from generator.engine import load_safetensors
+
+    cfg = CONFIGS[name]
+    model = hf_model(random_weights(cfg, seed=11, dtype=np.float32), cfg, dtype=torch.float32)
+    model.to(torch.bfloat16).save_pretrained(tmp_path)  # model.safetensors, tensors in BF16
+    loaded = load_safetensors(tmp_path / "model.safetensors", cfg)
+    state = model.state_dict()
+    assert set(loaded) == set(FAMILIES["llama"].weight_shapes(cfg))
+    for tensor_name, array in loaded.items():
+        assert array.dtype == np.float32, tensor_name
+        expected = state[tensor_name].float().numpy()
+        np.testing.assert_array_equal(array, expected, err_msg=tensor_name)
+    ids = ids_for(cfg, 6)
+    ours = forward(loaded, cfg, ids, dtype=np.float32).logits
+    # A fresh float32 model holding the widened weights (model.float() would keep RoPE's
+    # inv_freq buffer as rounded to BF16 by model.to(torch.bfloat16)).
+    theirs = hf_logits(hf_model(loaded, cfg, dtype=torch.float32), ids, precise=False)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=2e-4)

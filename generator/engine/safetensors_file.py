@@ -1,4 +1,4 @@
-"""Load GPT-2 weights from a safetensors file, checking every name, shape and dtype.
+"""Load a model's weights (any family) from a safetensors file, checking every name, shape and dtype.
 
 Reads the format directly (8-byte little-endian header length, a JSON header, then raw
 little-endian tensor bytes), so the engine needs neither torch nor the safetensors package.
@@ -6,6 +6,12 @@ Accepts the hub's names ("h.0.attn.c_attn.weight", "wte.weight") and those of tr
 GPT2LMHeadModel.state_dict() ("transformer.h.0..."); ignores the causal-mask buffers
 ("h.N.attn.bias", "h.N.attn.masked_bias") and an "lm_head.weight" equal to wte (tied).
 Nothing is downloaded: the caller supplies the file.
+
+Why our own reader rather than the `safetensors` package: the build must not need torch, and
+`safetensors.numpy` cannot load BF16 (numpy has no bfloat16), the dtype Llama and Mistral
+checkpoints ship in. Here BF16 is read as raw 16-bit words and widened exactly to float32;
+every header entry is checked (name, shape, dtype, offsets inside the file) and a problem is an
+error naming the file, the tensor and the fix, where the package raises a generic exception.
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ from generator.config import ModelConfig
 from generator.engine.layers import Weights
 from generator.errors import InputError
 from generator.models.checkpoint import check_shapes
-from generator.models.gpt2.tensors import weight_shapes
 
 # safetensors dtype -> numpy dtype as stored (little-endian). BF16 is read as raw bits.
 FLOAT_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}
@@ -73,7 +78,10 @@ def parse_safetensors(
         )
     tensors = _tensor_entries(header, where)
 
-    expected = weight_shapes(cfg)
+    from generator.models import get_family  # the families import this package's siblings
+
+    expected = get_family(cfg.family).weight_shapes(cfg)
+    embedding = next(iter(expected))  # every family lists its token embedding first
     shapes: dict[str, tuple[int, ...]] = {}  # by engine name, in the file's order
     stored_as: dict[str, str] = {}
     for stored_name, entry in tensors.items():
@@ -89,17 +97,19 @@ def parse_safetensors(
             )
         shapes[name] = tuple(entry["shape"])
         stored_as[name] = stored_name
-    # GPT-2 ties lm_head to wte: a file may keep a copy of wte under that name (checked below).
-    if "lm_head.weight" in shapes:
+    # A tied family (GPT-2) has no lm_head: a file may keep a copy of the embedding under that
+    # name (checked below).
+    if "lm_head.weight" in shapes and "lm_head.weight" not in expected:
         expected_here = {**expected, "lm_head.weight": (cfg.vocab_size, cfg.d_model)}
     else:
         expected_here = expected
     check_shapes(shapes, cfg, expected_here, file=where)
     found = {name: _read(tensors[stored_as[name]], data, stored_as[name], where) for name in shapes}
-    lm_head = found.pop("lm_head.weight", None)
-    if lm_head is not None and not np.array_equal(lm_head, found["wte.weight"]):
+    lm_head = found.pop("lm_head.weight", None) if "lm_head.weight" not in expected else None
+    if lm_head is not None and not np.array_equal(lm_head, found[embedding]):
         raise InputError(
-            "lm_head.weight differs from wte.weight; GPT-2 ties them and the engine uses wte",
+            f"lm_head.weight differs from {embedding}; {cfg.label} ties them and the engine uses "
+            f"{embedding}",
             file=where,
             entry="lm_head.weight",
             fix="use a checkpoint with tied embeddings (GPT-2's own are)",
@@ -205,8 +215,8 @@ def _read(entry: dict, data: np.ndarray, name: str, where: str) -> np.ndarray:
     dtype = entry["dtype"]
     if dtype not in FLOAT_DTYPES:
         raise InputError(
-            f"dtype {dtype}; GPT-2 weights are floating point (F32 as the hub stores them; "
-            "F16, BF16 and F64 are accepted too)",
+            f"dtype {dtype}; weights are floating point (F32 as GPT-2's hub files store them, "
+            "BF16 as Llama's do; F16 and F64 are accepted too)",
             file=where,
             entry=name,
             fix="re-export the checkpoint with float weights, e.g. model.float().save_pretrained()",

@@ -10,7 +10,11 @@ One file, four tables:
   [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
 
 `load_lock` parses and validates; every problem is an InputError naming the file, the entry
-and the fix. `dump_lock` writes the same canonical text back (used by `itm pin` / `itm bump`).
+and the fix. The validator is ours on purpose: a schema library (jsonschema, pydantic) reports
+where a value breaks a type, not what to do about it; an author editing a lock by hand needs
+"line range 70-60 is reversed (empty)" with "write the first line first: [60, 70]", and the
+`itm pin` command that writes the entry for them. `dump_lock` writes the same canonical text
+back (used by `itm pin` / `itm bump`).
 """
 
 from __future__ import annotations
