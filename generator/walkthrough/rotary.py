@@ -115,7 +115,6 @@ MATRICES: dict[str, Matrix] = {
 def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
     """The three steps, their words sized by the toy's config (never typed)."""
     half = cfg.d_head // 2
-    last = half - 1
     theta = fmt_int(round(cfg.rope_theta))
     return (
         RotaryStep(
@@ -132,12 +131,8 @@ def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
                 "$V$ are not rotated."
             ),
             formula=(
-                r"q = (\,x_0, \dots, x_{"
-                + str(last)
-                + r"},\; y_0, \dots, y_{"
-                + str(last)
-                + r"}\,),"
-                r"\qquad \text{pair } i = (x_i,\, y_i)"
+                r"(x_i,\, y_i) = (q_i,\; q_{i + d_\text{head}/2}),\qquad "
+                r"i = 0, \dots, d_\text{head}/2 - 1"
             ),
             matrices=("q", "k"),
         ),
@@ -167,11 +162,13 @@ def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
                 "$\\tilde K$ in place of $Q$ and $K$."
             ),
             formula=(
+                r"\begin{gathered}"
                 r"\begin{pmatrix} \tilde x_i \\ \tilde y_i \end{pmatrix} = "
                 r"\begin{pmatrix} \cos \alpha_{t,i} & -\sin \alpha_{t,i} \\ "
                 r"\sin \alpha_{t,i} & \cos \alpha_{t,i} \end{pmatrix}"
-                r"\begin{pmatrix} x_i \\ y_i \end{pmatrix},\qquad "
+                r"\begin{pmatrix} x_i \\ y_i \end{pmatrix} \\ "
                 r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s"
+                r"\end{gathered}"
             ),
             matrices=("q_rotated", "k_rotated"),
         ),
