@@ -152,3 +152,15 @@ def test_gpt2s_walkthrough_has_no_rotary_step(built_site: Path) -> None:
     assert not {"pairs", "angles", "rotate"} & set(gpt2)
     html = (built_site / "walkthrough/attention/index.html").read_text(encoding="utf-8")
     assert "rotat" not in BeautifulSoup(html, "html.parser").select_one("article").get_text()
+
+
+def test_the_rope_and_attention_pages_lead_to_it(built_site: Path) -> None:
+    """The page is out of the nav (so GPT-2's pages keep their bytes): readers reach it from the
+    RoPE page, its words and its Go deeper, and from the Llama attention page's words."""
+    for page, where in (("llama/rope", "article"), ("llama/attention", "article")):
+        html = BeautifulSoup((built_site / page / "index.html").read_text(), "html.parser")
+        links = [a for a in html.select(f"{where} a") if a.get("href") == "../walkthrough/"]
+        assert links, page
+    rope = BeautifulSoup((built_site / "llama/rope/index.html").read_text(), "html.parser")
+    deeper = rope.find("h2", id="go-deeper").find_next("ul").get_text(" ", strip=True)
+    assert "Step through it at toy scale: the RoPE walkthrough" in deeper

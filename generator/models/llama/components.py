@@ -153,7 +153,7 @@ COMPONENTS: tuple[Component, ...] = (
                 "attention function.",
             ),
         ),
-        walkthrough="llama/walkthrough.md",
+        walkthrough="walkthrough/attention.md",
     ),
     Component(
         key="ln2",
