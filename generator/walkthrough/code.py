@@ -54,11 +54,10 @@ def source_lines(root: Path, first_func, last_func) -> tuple[str, int, str]:
     first, last = function_lines(first_func)[0], function_lines(last_func)[1]
     on_disk = split_lines(source.read_text(encoding="utf-8"))
     text = "".join(line + "\n" for line in on_disk[first - 1 : last])
-    for func in {first_func, last_func}:
+    for func in dict.fromkeys((first_func, last_func)):  # each once, in order
         lines, start = inspect.getsourcelines(func)
-        if "".join(line + "\n" for line in on_disk[start - 1 : start - 1 + len(lines)]) != "".join(
-            lines
-        ):
+        read = "".join(line + "\n" for line in on_disk[start - 1 : start - 1 + len(lines)])
+        if read != "".join(lines):
             raise InputError(
                 f"{func.__name__} changed on disk since it was imported",
                 file=path,
