@@ -16,6 +16,7 @@ from types import ModuleType
 
 FEATURE_MODULES = (
     "generator.walkthrough.feature",
+    "generator.walkthrough.rotary_feature",
     "generator.forward.feature",
     "generator.generation.feature",
 )

@@ -68,7 +68,11 @@ def test_search_snippets_hold_text_not_tex(built_site) -> None:
     assert "GPT-2 smallGPT-2" not in texts
     # A formula reads once, in order (KaTeX's drawing put a fraction's denominator first and
     # padded with zero-width spaces): S' = S / sqrt(d_head) on the walkthrough's step 3.
-    step3 = next(d["text"] for d in index["docs"] if d["location"].endswith("#step-3-title"))
+    step3 = next(
+        d["text"]
+        for d in index["docs"]
+        if d["location"].endswith("walkthrough/attention/#step-3-title")  # GPT-2's, not RoPE's
+    )
     assert "S′=Sdhead" in step3 and step3.count("S′=") == 1, step3
     assert "\u200b" not in texts
     assert not any(c in texts for c in "\u2061\u2062\u2063\u2064"), "invisible operators"

@@ -24,13 +24,15 @@ SIZES = {
 
 
 def nav_pages() -> list[str]:
-    """Every docs path listed in mkdocs.yml's nav."""
+    """Every page of the site: the docs paths listed in mkdocs.yml's nav, then those it keeps out
+    of the nav on purpose (`not_in_nav`, one path a line), which readers reach by links."""
 
     class Loader(yaml.SafeLoader):
         pass
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    nav = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)["nav"]
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+    nav = config["nav"]
     found: list[str] = []
 
     def walk(item: object) -> None:
@@ -44,6 +46,11 @@ def nav_pages() -> list[str]:
                 walk(child)
 
     walk(nav)
+    for line in (config.get("not_in_nav") or "").splitlines():
+        path = line.strip().removeprefix("/")
+        if path:
+            assert path.endswith(".md") and "*" not in path, f"not_in_nav: {line!r} is not a page"
+            found.append(path)
     return found
 
 
@@ -226,7 +233,11 @@ def test_unembedding_page_says_tied_and_adds_no_parameters(built_site: Path, hf_
 def test_the_sources_heading_counts_the_evidence_cards(built_site: Path) -> None:
     """As in the seed's "Sources 2": the count beside the heading is the cards below it."""
     pages = sorted((built_site / "components").glob("*/index.html"))
-    pages += sorted(p for p in (built_site / "llama").glob("*/index.html") if p.parent.name != "")
+    pages += sorted(  # the family's component pages (its walkthrough is not one)
+        p
+        for p in (built_site / "llama").glob("*/index.html")
+        if "\ncomponent:" in (ROOT / "docs" / "llama" / f"{p.parent.name}.md").read_text()
+    )
     assert len(pages) >= 10
     for page in pages:
         html = soup(page)

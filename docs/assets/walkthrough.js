@@ -1,4 +1,5 @@
-/* Inside the Model: the attention walkthrough widget (docs/walkthrough/attention.md).
+/* Inside the Model: the walkthrough widget (docs/walkthrough/attention.md, and the rotary step
+   of docs/llama/walkthrough.md).
    The page is complete without it: every step and its grids are rendered at build time.
    This script turns the steps into a stepper (list, buttons, arrow keys, #step-N in the URL),
    redraws the grids for the selected head from the build's JSON, breaks the selected row down
@@ -57,9 +58,18 @@
       else if (kind === "head-dims") {
         var h = Math.floor(c / dh), k = (c % dh) + 1; // heads from 0
         out.push(["h" + h + "\u00b7" + k, "head " + h + ", column " + k]);
+      } else if (kind === "pairs") { // one column per pair of dimensions, from 0 as θ_i counts
+        out.push(["\u03b8" + subscript(c), "pair " + c]);
+      } else if (kind === "pair-dims") { // dimension c and c + n/2 make pair c mod n/2
+        var half = n / 2, second = c >= half;
+        out.push([(c % half) + (second ? "\u2032" : ""),
+                  "pair " + (c % half) + ", " + (second ? "second" : "first") + " half"]);
       } else out.push([String(c + 1), "column " + (c + 1)]);
     }
     return out;
+  }
+  function subscript(n) {
+    return String(n).replace(/\d/g, function (c) { return String.fromCharCode(0x2080 + +c); });
   }
   /* Each token's chip as the page drew it (walkthrough_token.html, which a site may override),
      read from the server-rendered grids before the first render replaces any of them. */
@@ -87,7 +97,8 @@
       return meta.columns === "tokens" ? row : cut(data, row); // a token grid is printed whole
     });
     var width = (data.full && data.full[key]) || m[0].length;
-    var masked = data.trace.masked[head], cols = columnLabels(data, key, m[0].length);
+    var masked = meta.masked ? data.trace.masked[head] : null;
+    var cols = columnLabels(data, key, m[0].length);
     var scale = 0, blended = key === "heads";
     m.forEach(function (row) { row.forEach(function (v) {
       if (v !== null) scale = Math.max(scale, Math.abs(v)); }); });
@@ -110,7 +121,7 @@
         '" aria-label="Break down row ' + esc(data.tokens[i]) + '">' + chip(data, i) +
         "</button></th>";
       row.forEach(function (v, j) {
-        var isMasked = meta.masked && masked[i][j] === null;
+        var isMasked = masked !== null && masked[i][j] === null;
         var text = isMasked && v === 0 ? "0" : fmt(v);
         var label = "row " + data.tokens[i] + ", " + cols[j][1] + ": " + text;
         html += "<td" + (isMasked ? ' class="is-masked"' :
@@ -202,6 +213,17 @@
           'aria-label="colour blend" style="background:' + blend(w, d.colours) +
           '"></span></td><td colspan="2">' + vector(total, "itm-wt-result") + "</td></tr>") +
         "<p>The swatch is the tokens' colours blended with the same weights.</p>";
+    } else if (key === "pairs" || key === "rotate") {
+      out = rotaryPanel(d, h, i, key === "rotate");
+    } else if (key === "angles") {
+      out = "<p>Position " + d.positions[i] + ": pair i turns by " + d.positions[i] +
+        " \u00d7 \u03b8<sub>i</sub>.</p>" + rowsTable(["pair", "\u03b8<sub>i</sub>", "angle",
+          "cos", "sin"], d.rates.map(function (rate, p) {
+          var a = t.angles[i][p];
+          return "<tr><th scope=\"row\">" + p + "</th><td>" + rate + '</td><td data-v="' + a +
+            '">' + fmt(a) + "</td><td>" + fmt(Math.cos(a)) + "</td><td>" + fmt(Math.sin(a)) +
+            "</td></tr>";
+        }));
     } else {
       out = "<p>The heads' output rows side by side, multiplied by W<sub>O</sub>:</p><p>" +
         vector(t.merged[i], "", d.full && d.full.merged) + "</p><p>\u2192 " +
@@ -209,6 +231,31 @@
         "</p><p>This row is then added to the token's residual stream.</p>";
     }
     return title + out;
+  }
+
+  /* The rotary steps: one row's query and key, pair by pair; rotated, with each pair's angle
+     and the rotated pair beside it (both from the build's JSON), and the lengths kept. */
+  function rotaryPanel(d, h, i, rotated) {
+    var t = d.trace, half = d.config.d_head / 2;
+    function pair(v, p) { return "(" + fmt(v[p]) + ", " + fmt(v[p + half]) + ")"; }
+    function length(v) {
+      return fmt(Math.sqrt(v.reduce(function (a, x) { return a + x * x; }, 0)));
+    }
+    var rows = [];
+    for (var p = 0; p < half; p++) {
+      var cells = rotated ?
+        [fmt(t.angles[i][p]), pair(t.q[h][i], p) + " \u2192 " + pair(t.q_rotated[h][i], p),
+         pair(t.k[h][i], p) + " \u2192 " + pair(t.k_rotated[h][i], p)] :
+        [pair(t.q[h][i], p), pair(t.k[h][i], p)];
+      rows.push('<tr><th scope="row">' + p + "</th><td>" + cells.join("</td><td>") + "</td></tr>");
+    }
+    var head = rotated ? ["pair", "angle", "q \u2192 q\u0303", "k \u2192 k\u0303"] :
+      ["pair", "q (x, y)", "k (x, y)"];
+    var lengths = rotated ? "<p>Lengths are kept: |q| = " + length(t.q[h][i]) + ", |q\u0303| = " +
+      length(t.q_rotated[h][i]) + "; |k| = " + length(t.k[h][i]) + ", |k\u0303| = " +
+      length(t.k_rotated[h][i]) + ".</p>" : "";
+    return "<p>Position " + d.positions[i] + (rotated ? ": each pair turned by its angle." :
+      ": dimension i and i + " + half + " make pair i.") + "</p>" + rowsTable(head, rows) + lengths;
   }
 
   /* -- the GPT-2 size: Material's linked content tabs remember the label last chosen -------- */

@@ -84,6 +84,11 @@ def rope_inv_freq(d_head: int, theta: float) -> np.ndarray:
     return 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float64) / d_head)
 
 
+def rope_angles(positions: np.ndarray, d_head: int, theta: float) -> np.ndarray:
+    """The angle of each pair at each position: position t · inv_freq[i], in radians [T, dh/2]."""
+    return np.asarray(positions, dtype=np.float64)[:, None] * rope_inv_freq(d_head, theta)
+
+
 def rope_cos_sin(
     positions: np.ndarray, d_head: int, theta: float, dtype: np.dtype | type = np.float64
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +97,7 @@ def rope_cos_sin(
     Pair i turns by positions · inv_freq[i]; the angles are repeated for the two halves of a
     head (dimension i is paired with i + dh/2, as rotate_half pairs them).
     """
-    freqs = np.asarray(positions, dtype=np.float64)[:, None] * rope_inv_freq(d_head, theta)
+    freqs = rope_angles(positions, d_head, theta)  # [T, dh/2]
     angles = np.concatenate([freqs, freqs], axis=-1)  # [T, dh]
     return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
 

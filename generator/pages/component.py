@@ -334,7 +334,8 @@ class ComponentMacros(PageContext):
         c = self._component()
         items = []
         if c.walkthrough and self.url_for(c.walkthrough):
-            walkthrough = (f"the {c.short.lower()} walkthrough", self._doc(c.walkthrough))
+            short = c.short if c.short[1:] != c.short[1:].lower() else c.short.lower()  # RoPE
+            walkthrough = (f"the {short} walkthrough", self._doc(c.walkthrough))
             items.append(blocks.LinkItem("Step through it at toy scale", (walkthrough,)))
         if c.key == "attention" and self.family.name == "gpt2" and self.url_for("forward-pass.md"):
             forward = ("the forward pass", self._doc("forward-pass.md"))

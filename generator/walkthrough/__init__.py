@@ -9,4 +9,9 @@ code.py       the code panel: the engine's own attention() with its line numbers
 data.py       the JSON file the page's widget reads
 blocks.py     the page blocks (data); their markup is in generator/templates/walkthrough_*.html
 feature.py    the plug-in point: files(site) and macros(page)
+
+The Llama family's rotary step uses the same widget, templates and script on a toy of its own:
+rotary.py          the toy Llama layer's q and k, their angles and rotation (the Llama engine's
+                   trace, ops.rope_angles), the three steps, the Llama sizes beside each
+rotary_feature.py  its plug-in point, for docs/llama/walkthrough.md
 """

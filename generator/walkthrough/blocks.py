@@ -26,6 +26,7 @@ class Header(Block):
     block: int  # the toy's block, from 0
     head: int  # the head shown without JavaScript
     trained: str  # the trained head, shown in its place when chosen: "stand-in · block 1 · head 0"
+    # ("" for a walkthrough without one)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class Legend(Block):
 
     template: ClassVar[str] = "walkthrough_legend.html"
     swatches: tuple[tuple[str, str], ...]  # (colour "#rrggbb", meaning), negative to positive
+    masked: bool = True  # some grid masks cells (j > i): say what their colour means
 
 
 @dataclass(frozen=True)
@@ -178,10 +180,11 @@ class Bar(Block):
 
     template: ClassVar[str] = "walkthrough_bar.html"
     models: tuple[tuple[str, str], ...]  # (name, label) of each GPT-2 size: the size selector
-    trained: str  # the trained head's option: "trained head: stand-in 1.0"
+    trained: str  # the trained head's option: "trained head: stand-in 1.0" ("" for none)
     default: str  # the size shown without JavaScript
     n_head: int  # the head selector's options
     dims: tuple[Dim, ...]
+    family: str = "GPT-2"  # whose sizes: "GPT-2 size", "GPT-2 scale"
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,7 @@ class Note(Block):
     n_head: str
     d_head: str
     block: int
+    after: str = "ln_1"  # the norm whose output the layer reads
 
 
 @dataclass(frozen=True)
@@ -222,10 +226,10 @@ class Walkthrough(Block):
 
     template: ClassVar[str] = "walkthrough_widget.html"
     src: str  # the URL of the widget's JSON
-    trained_src: str  # the URL of the trained head's JSON (same shape)
+    trained_src: str | None  # the URL of the trained head's JSON (same shape), if there is one
     bar: Bar
     note: Note
-    trained_note: TrainedNote
+    trained_note: TrainedNote | None
     legend: Legend
     steps: tuple[Step, ...]
 

@@ -38,23 +38,39 @@ class EngineExcerpt:
 
 def engine_excerpt(root: Path, func=attention) -> EngineExcerpt:
     """func's lines read from its file under `root`, numbered as in that file."""
-    source = Path(inspect.getsourcefile(func) or inspect.getfile(func)).resolve()
+    path, first, text = source_lines(root, func, func)
+    block_id = code_render.fence_id("wt", f"engine.{func.__name__}", first)
+    return EngineExcerpt(path, first, text, step_lines(func), block_id)
+
+
+def source_lines(root: Path, first_func, last_func) -> tuple[str, int, str]:
+    """(path under root, first line, text) of one file's lines from first_func's first line to
+    last_func's last, as on disk; an error if they changed since they were imported."""
+    source = Path(inspect.getsourcefile(first_func) or inspect.getfile(first_func)).resolve()
     try:
         path = source.relative_to(root.resolve()).as_posix()
     except ValueError:
         path = source.as_posix()
-    lines, first = inspect.getsourcelines(func)
+    first, last = function_lines(first_func)[0], function_lines(last_func)[1]
     on_disk = split_lines(source.read_text(encoding="utf-8"))
-    text = "".join(line + "\n" for line in on_disk[first - 1 : first - 1 + len(lines)])
-    if text != "".join(lines):
-        raise InputError(
-            f"{func.__name__} changed on disk since it was imported",
-            file=path,
-            entry=func.__name__,
-            fix="rebuild: the page must show the code that computed its numbers",
-        )
-    block_id = code_render.fence_id("wt", f"engine.{func.__name__}", first)
-    return EngineExcerpt(path, first, text, step_lines(func), block_id)
+    text = "".join(line + "\n" for line in on_disk[first - 1 : last])
+    for func in dict.fromkeys((first_func, last_func)):  # each once, in order
+        lines, start = inspect.getsourcelines(func)
+        read = "".join(line + "\n" for line in on_disk[start - 1 : start - 1 + len(lines)])
+        if read != "".join(lines):
+            raise InputError(
+                f"{func.__name__} changed on disk since it was imported",
+                file=path,
+                entry=func.__name__,
+                fix="rebuild: the page must show the code that computed its numbers",
+            )
+    return path, first, text
+
+
+def function_lines(func) -> tuple[int, int]:
+    """(first, last) line numbers of func in its file."""
+    lines, first = inspect.getsourcelines(func)
+    return first, first + len(lines) - 1
 
 
 def code_panel(

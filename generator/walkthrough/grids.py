@@ -20,6 +20,8 @@ from generator.walkthrough.blocks import (
 )
 from generator.walkthrough.gpt2_scale import Figure, dims
 
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+HALVES = {False: "first half", True: "second half"}  # which of a pair's two dimensions
 POSITIVE = (33, 102, 172)  # blue: value > 0
 NEGATIVE = (178, 24, 43)  # red: value < 0
 STRENGTH = 0.6  # the largest |value| of a grid mixes this much of its colour into white
@@ -75,6 +77,14 @@ def column_labels(data: dict, key: str, n_cols: int) -> list[tuple[str, str]]:
             )
             for c in range(n_cols)
         ]
+    if kind == "pairs":  # one column per pair of dimensions, from 0 as θ_i counts them
+        return [(f"θ{str(c).translate(SUBSCRIPTS)}", f"pair {c}") for c in range(n_cols)]
+    if kind == "pair-dims":  # dimension c and c + d_head/2 make pair c mod d_head/2
+        half = n_cols // 2
+        return [
+            (f"{c % half}{'′' if c >= half else ''}", f"pair {c % half}, {HALVES[c >= half]}")
+            for c in range(n_cols)
+        ]
     return [(str(c + 1), f"column {c + 1}") for c in range(n_cols)]
 
 
@@ -82,7 +92,8 @@ def grid(data: dict, key: str, head: int) -> Grid:
     """One matrix as a table: token rows, labelled cells coloured by sign and size."""
     matrix = matrix_of(data, key, head)
     rows, cols = len(matrix), len(matrix[0])
-    masked = data["trace"]["masked"][head]  # None marks a masked cell (j > i)
+    masks = data["matrices"][key]["masked"]
+    masked = data["trace"]["masked"][head] if masks else None  # None marks a cell j > i
     finite = [abs(v) for row in matrix for v in row if v is not None]
     scale = max(finite, default=0.0)
     tokens, colours = data["tokens"], data["colours"]
@@ -92,7 +103,7 @@ def grid(data: dict, key: str, head: int) -> Grid:
     for i, row in enumerate(matrix):
         cells = []
         for j, v in enumerate(row):
-            is_masked = data["matrices"][key]["masked"] and masked[i][j] is None
+            is_masked = masked is not None and masked[i][j] is None
             text = "0" if is_masked and v == 0 else fmt_value(v)
             if is_masked:
                 colour = None

@@ -104,6 +104,7 @@ COMPONENTS: tuple[Component, ...] = (
                 "with dimension i + d_head/2, not with its neighbour.",
             ),
         ),
+        walkthrough="llama/walkthrough.md",
     ),
     Component(
         key="attention",

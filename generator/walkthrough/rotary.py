@@ -1,0 +1,280 @@
+"""The rotary step at toy scale: where a Llama-family layer rotates its queries and keys.
+
+GPT-2 has no such step, so its walkthrough keeps its seven; this one is the Llama family's. The
+toy is a one-layer Llama-family model with the walkthrough's five labelled tokens, run by the
+Llama engine (generator/models/llama/engine.py), whose trace holds q and k before and after the
+rotation. The angles are generator.models.ops.rope_angles, the rotation ops.apply_rotary: the
+ones every Llama-family forward pass uses. The Llama sizes beside each step come from
+generator/models/llama/sizes.py and the same ops.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from generator.engine import toy_token_ids
+from generator.models.config import ModelConfig
+from generator.models.llama.engine import forward
+from generator.models.llama.sizes import SIZES
+from generator.models.llama.weights import random_weights
+from generator.models.ops import rope_angles, rope_inv_freq
+from generator.render.numbers import fmt_int
+from generator.walkthrough.data import rounded
+from generator.walkthrough.gpt2_scale import Figure
+from generator.walkthrough.steps import Matrix
+from generator.walkthrough.toy import TOKEN_COLOURS, TOKENS
+
+SEED = 0  # seeds the toy's weights and token ids
+BLOCK = 0  # the layer shown, from 0
+THETA_FROM = "llama-2-7b"  # the size whose base θ (rope_theta) the toy uses
+
+
+def toy_config() -> ModelConfig:
+    """One Llama-family layer small enough to print: d_model 16, 2 heads of 8 (4 pairs each)."""
+    return ModelConfig(
+        name="toy-rope",
+        label="toy",
+        family="llama",
+        n_layer=1,
+        n_head=2,
+        d_model=16,
+        n_ctx=16,
+        vocab_size=32,
+        norm="rmsnorm",
+        norm_eps=SIZES[THETA_FROM].norm_eps,
+        mlp="swiglu",
+        positions="rope",
+        rope_theta=SIZES[THETA_FROM].rope_theta,
+        bias=False,
+        tied_embeddings=False,
+    )
+
+
+@dataclass(frozen=True)
+class RotaryToy:
+    """The toy's layer-0 queries and keys, the angles, and the rotated queries and keys."""
+
+    cfg: ModelConfig
+    tokens: tuple[str, ...]  # [T] labels
+    token_ids: np.ndarray  # [T]
+    positions: np.ndarray  # [T] 0 … T − 1
+    rates: np.ndarray  # [dh/2] θ_i, radians per position (ops.rope_inv_freq)
+    trace: dict[str, np.ndarray]  # q, k, q_rotated, k_rotated [h, T, dh]; angles [T, dh/2]
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+
+@functools.cache
+def rotary_toy(seed: int = SEED) -> RotaryToy:
+    """The Llama engine's forward pass on the toy, keeping layer BLOCK's attention trace."""
+    cfg = toy_config()
+    token_ids = toy_token_ids(cfg, seed, len(TOKENS))  # [T]
+    run = forward(random_weights(cfg, seed), cfg, token_ids, keep=True)
+    layer = run.attention[BLOCK]
+    return RotaryToy(
+        cfg=cfg,
+        tokens=TOKENS,
+        token_ids=token_ids,
+        positions=run.positions,
+        rates=rope_inv_freq(cfg.d_head, cfg.rope_theta),
+        trace={
+            "q": layer.q,
+            "k": layer.k,
+            "angles": rope_angles(run.positions, cfg.d_head, cfg.rope_theta),
+            "q_rotated": layer.q_rotated,
+            "k_rotated": layer.k_rotated,
+        },
+    )
+
+
+# -- the steps ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RotaryStep:
+    key: str  # the step's name: which lines of ops.py it lights, which panel the script draws
+    title: str
+    text: str  # Markdown with TeX (sizes filled in by step_texts)
+    formula: str  # TeX
+    matrices: tuple[str, ...]  # trace keys the grid shows
+
+
+MATRICES: dict[str, Matrix] = {
+    "q": Matrix("Q", "Queries, in pairs", "pair-dims"),
+    "k": Matrix("K", "Keys, in pairs", "pair-dims"),
+    "angles": Matrix("tθ", "Angle of each pair, radians", "pairs"),
+    "q_rotated": Matrix("Q̃", "Rotated queries", "pair-dims"),
+    "k_rotated": Matrix("K̃", "Rotated keys", "pair-dims"),
+}
+
+
+def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
+    """The three steps, their words sized by the toy's config (never typed)."""
+    half = cfg.d_head // 2
+    theta = fmt_int(round(cfg.rope_theta))
+    return (
+        RotaryStep(
+            key="pairs",
+            title="Pairs of dimensions",
+            text=(
+                "The projections make $Q$ and $K$ as in GPT-2, without biases. Before they meet, "
+                "each head's $d_\\text{head}$ dimensions are taken in pairs"
+                f'<span class="itm-wt-toy-only"> ({fmt_int(half)} pairs of the toy\'s '
+                f"{fmt_int(cfg.d_head)})</span>. "
+                "Dimension $i$ is paired with dimension $i + d_\\text{head}/2$, not with its "
+                "neighbour: that is how transformers' `rotate_half` lays them out. The columns "
+                f"are labelled by pair: $i$ and $i'$ are the two halves of pair $i$. Values "
+                "$V$ are not rotated."
+            ),
+            formula=(
+                r"(x_i,\, y_i) = (q_i,\; q_{i + d_\text{head}/2}),\qquad "
+                r"i = 0, \dots, d_\text{head}/2 - 1"
+            ),
+            matrices=("q", "k"),
+        ),
+        RotaryStep(
+            key="angles",
+            title="Angle per position",
+            text=(
+                "Pair $i$ turns at its own rate, $\\theta_i = b^{-2i/d_\\text{head}}$ radians per "
+                f"position, with the base $b$ = rope_theta = {theta}. The rates fall "
+                "geometrically: pair 0 turns one radian per position, the last pair barely "
+                "moves. The token at position $t$ (counted from 0) turns pair $i$ by "
+                "$t\\,\\theta_i$. The angles depend on the position only: every head and every "
+                "layer uses the same table, and nothing in it is learned."
+            ),
+            formula=r"\theta_i = b^{-2i/d_\text{head}},\qquad \alpha_{t,i} = t\,\theta_i",
+            matrices=("angles",),
+        ),
+        RotaryStep(
+            key="rotate",
+            title="Rotate q and k",
+            text=(
+                "Each pair $(x_i, y_i)$ of a query or key is rotated by its angle. A rotation "
+                "keeps every pair's length, so only directions change. Because a query and a "
+                "key are both rotated, their dot product depends on the two tokens' contents and "
+                "on how far apart they are, $s - t$, not on where they stand. The cache keeps "
+                "the rotated keys. From here attention goes on as in GPT-2, with $\\tilde Q$ and "
+                "$\\tilde K$ in place of $Q$ and $K$."
+            ),
+            formula=(
+                r"\begin{gathered}"
+                r"\begin{pmatrix} \tilde x_i \\ \tilde y_i \end{pmatrix} = "
+                r"\begin{pmatrix} \cos \alpha_{t,i} & -\sin \alpha_{t,i} \\ "
+                r"\sin \alpha_{t,i} & \cos \alpha_{t,i} \end{pmatrix}"
+                r"\begin{pmatrix} x_i \\ y_i \end{pmatrix} \\ "
+                r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s"
+                r"\end{gathered}"
+            ),
+            matrices=("q_rotated", "k_rotated"),
+        ),
+    )
+
+
+# -- the Llama sizes beside each step -----------------------------------------------------------
+def turns(rate: float) -> str:
+    """Positions per full turn, 2π / rate, as the page prints it."""
+    per_turn = 2 * math.pi / rate
+    return f"{per_turn:.2f}" if per_turn < 100 else fmt_int(round(per_turn))
+
+
+def rate_text(rate: float) -> str:
+    """A rate in radians per position: "1" for pair 0, three significant digits otherwise."""
+    return fmt_int(int(rate)) if float(rate).is_integer() else f"{rate:.3g}"
+
+
+def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str, Figure]:
+    """{step key: Figure} of Llama-family size `big` beside the toy (n_tokens positions)."""
+    N, dh, h, h_kv = big.n_ctx, big.d_head, big.n_head, big.n_kv_head
+    half = dh // 2
+    rates = rope_inv_freq(dh, big.rope_theta)  # [dh/2]: the same op the engine turns them with
+    last_angle = float(rope_angles(np.array([N - 1]), dh, big.rope_theta)[0, -1])
+    rotated = (h + h_kv) * half  # pairs turned per token and layer
+    return {
+        "pairs": Figure(
+            gpt2_line=f"d_head {fmt_int(dh)} → {fmt_int(half)} pairs per head",
+            facts=(
+                ("Pairs per head", f"{fmt_int(dh)} ÷ 2 = {fmt_int(half)}"),
+                ("Pairing", f"dimension i with i + {fmt_int(half)}"),
+                ("Heads rotated", f"{fmt_int(h)} query heads, {fmt_int(h_kv)} key heads"),
+                ("Values", "not rotated"),
+            ),
+            grid=(N, dh),
+            toy_grid=(n_tokens, toy.d_head),
+        ),
+        "angles": Figure(
+            gpt2_line=(
+                f"θ_i = {fmt_int(round(big.rope_theta))}^(−2i/{fmt_int(dh)}) · pair 0: "
+                f"{rate_text(rates[0])} rad per position, pair {fmt_int(half - 1)}: "
+                f"{rate_text(rates[-1])}"
+            ),
+            facts=(
+                ("Base (rope_theta)", fmt_int(round(big.rope_theta))),
+                (
+                    "Pair 0",
+                    f"{rate_text(rates[0])} rad per position, a turn every "
+                    f"{turns(rates[0])} positions",
+                ),
+                (
+                    f"Pair {fmt_int(half - 1)}",
+                    f"{rate_text(rates[-1])} rad per position, a turn "
+                    f"every {turns(rates[-1])} positions",
+                ),
+                (f"Pair {fmt_int(half - 1)} at position {fmt_int(N - 1)}", f"{last_angle:.2f} rad"),
+                ("Parameters", "none: the angles are computed, not learned"),
+            ),
+            grid=(N, half),
+            toy_grid=(n_tokens, toy.d_head // 2),
+            per_head=False,
+        ),
+        "rotate": Figure(
+            gpt2_line=f"{fmt_int(h)} + {fmt_int(h_kv)} heads × {fmt_int(half)} pairs turned "
+            "per token and layer",
+            facts=(
+                (
+                    "Pairs turned per token and layer",
+                    f"({fmt_int(h)} + {fmt_int(h_kv)}) × {fmt_int(half)} = {fmt_int(rotated)}",
+                ),
+                ("… in all layers", f"{fmt_int(rotated * big.n_layer)}"),
+                ("FLOPs", "elementwise: not counted (only matrix products are)"),
+                ("Cache", "keeps the rotated keys"),
+            ),
+            grid=(N, dh),
+            toy_grid=(n_tokens, toy.d_head),
+        ),
+    }
+
+
+# -- the widget's JSON ----------------------------------------------------------------------------
+def widget_data(toy: RotaryToy, lines: dict[str, tuple[int, int]], code_block: str) -> dict:
+    """What walkthrough.js draws, in the attention walkthrough's shape (data.widget_data)."""
+    cfg = toy.cfg
+    return {
+        "block": BLOCK,
+        "config": {
+            "d_head": cfg.d_head,
+            "d_model": cfg.d_model,
+            "n_head": cfg.n_head,
+            "n_tokens": toy.n_tokens,
+        },
+        "tokens": list(toy.tokens),
+        "token_ids": [int(i) for i in toy.token_ids],
+        "colours": list(TOKEN_COLOURS),
+        "positions": [int(t) for t in toy.positions],
+        "rates": rounded(toy.rates),
+        "trace": {key: rounded(value) for key, value in sorted(toy.trace.items())},
+        "per_head": sorted(key for key, value in toy.trace.items() if value.ndim == 3),
+        "matrices": {
+            key: {"symbol": m.symbol, "caption": m.caption, "columns": m.columns, "masked": False}
+            for key, m in MATRICES.items()
+        },
+        "steps": [
+            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
+            for s in steps(cfg)
+        ],
+        "code_block": code_block,
+    }
