@@ -462,6 +462,27 @@ def test_tokenizer_files_are_bounded_reads(tmp_path: Path, kind: str) -> None:
     assert str(merges) in str(caught.value) and "merges.txt" in caught.value.fix
 
 
+def test_train_standin_in_a_read_only_checkout_stops_before_training(tmp_path, monkeypatch):
+    """`itm train-standin` on a read-only checkout trained for minutes (past 150 s in the hostile
+    re-run) before finding it could not write the stand-in."""
+    import tempfile
+
+    from generator.forward import standin
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained before checking it could write the result")
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    root = standin_root(tmp_path)
+    monkeypatch.setattr(standin, "train", trained)
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(InputError) as caught:
+        standin.train_and_pin(root)
+    assert str(root / "sources") in str(caught.value) and "Read-only" in str(caught.value)
+
+
 def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, monkeypatch) -> None:
     """`itm pin`, `itm bump --write`, `itm verify --raise-evidence` and `itm train-standin` write
     the lock or the pins: on a read-only checkout that was an OSError traceback."""
