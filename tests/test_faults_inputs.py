@@ -405,6 +405,29 @@ def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str)
         assert str(path) in str(caught.value) and "git checkout" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",  # an empty pins file: KeyError 'gpt2' from the build's fingerprint
+        "version = 1\ncheckpoints = 3\n",
+        "[checkpoints]\ngpt2 = 'x'\n",
+        "[checkpoints.gpt2]\nrevision = '" + "0" * 40 + "'\nfiles = 3\n",
+        "[checkpoints.gpt2]\nrevision = '" + "0" * 40 + "'\n[checkpoints.gpt2.files]\nx = 1\n",
+    ],
+)
+def test_a_pins_file_without_gpt2s_table_is_an_input_error(tmp_path: Path, text: str) -> None:
+    """The hostile re-run's empty sources/checkpoints.toml stopped the build with a KeyError
+    traceback: every reader takes the pin through one function that names what is missing."""
+    from generator.memo import checkpoint_identity
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "checkpoints.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        checkpoint_identity(Settings.load(root))
+    assert str(path) in str(caught.value) and "checkpoints" in str(caught.value)
+
+
 @pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "dangling", "huge"])
 def test_files_mkdocs_reads_are_checked_first(tmp_path: Path, kind: str) -> None:
     """MkDocs reads each page whole and copies each asset: a FIFO in docs/ hung the build, a
@@ -437,6 +460,27 @@ def test_tokenizer_files_are_bounded_reads(tmp_path: Path, kind: str) -> None:
     with pytest.raises(InputError) as caught:
         BPETokenizer.from_files(vocab, merges)
     assert str(merges) in str(caught.value) and "merges.txt" in caught.value.fix
+
+
+def test_train_standin_in_a_read_only_checkout_stops_before_training(tmp_path, monkeypatch):
+    """`itm train-standin` on a read-only checkout trained for minutes (past 150 s in the hostile
+    re-run) before finding it could not write the stand-in."""
+    import tempfile
+
+    from generator.forward import standin
+
+    def trained(*args, **kwargs):
+        raise AssertionError("trained before checking it could write the result")
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    root = standin_root(tmp_path)
+    monkeypatch.setattr(standin, "train", trained)
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(InputError) as caught:
+        standin.train_and_pin(root)
+    assert str(root / "sources") in str(caught.value) and "Read-only" in str(caught.value)
 
 
 def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, monkeypatch) -> None:

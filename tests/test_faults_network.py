@@ -28,6 +28,22 @@ def test_a_trickling_server_meets_the_overall_deadline() -> None:
     assert server.count("/slow") == 1  # a deadline is final: no retry
 
 
+def test_a_host_past_its_deadline_is_skipped_for_the_rest_of_the_run() -> None:
+    """`itm verify` against a trickling host waited the whole deadline once per download (18 of
+    them: 18 minutes at the default 60 s); the README says such a host is skipped."""
+    from generator.sources.fetch import Offline
+
+    with serve() as server:
+        server.routes["/slow"] = [Reply(b"x" * 1000, trickle=0.2)]
+        server.routes["/other"] = [Reply(b"x" * 1000, trickle=0.2)]
+        http = Http(FAST)
+        with pytest.raises(TooSlow):
+            http.get(f"{server.url}/slow")
+        with pytest.raises(Offline, match="skipped for this run"):
+            http.get(f"{server.url}/other")
+    assert server.count("/other") == 0
+
+
 def test_a_server_trickling_its_headers_meets_the_overall_deadline() -> None:
     """A header line that grows by a byte every 0.2 s trips no per-read timeout and never
     reaches the body, where the deadline used to be checked: it ran past 480 s."""

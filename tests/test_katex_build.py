@@ -95,6 +95,18 @@ def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
     assert caught.value.file == "docs/bad.md" and "KaTeX" in caught.value.problem
 
 
+def test_a_formula_too_long_to_typeset_is_refused_before_katex_runs(katex_js) -> None:
+    """A 2 MB formula kept KaTeX busy past the 2-minute limit (its time grows faster than the
+    length); the build must refuse it at once, naming the page and the formula."""
+    tex = "x+" * 10_000 + "x"  # 20,001 characters: about 1 s in KaTeX here, 2 MB ran for minutes
+    typesetter = Typesetter(katex_js)
+    typesetter._ctx = object()  # V8 must not be reached: any call on this fails
+    with pytest.raises(InputError) as caught:
+        typesetter.page(f'<div class="arithmatex">\\[{tex}\\]</div>', page="docs/long.md")
+    assert caught.value.file == "docs/long.md" and caught.value.entry == tex[:60]
+    assert f"{len(tex):,} characters" in caught.value.problem
+
+
 @pytest.mark.parametrize(
     "tex",
     [

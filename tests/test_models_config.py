@@ -180,3 +180,38 @@ def test_the_7b_sizes_are_the_published_models() -> None:
     llama, mistral = get_size("llama-2-7b"), get_size("mistral-7b-v0.1")
     assert (llama.n_kv_head, llama.sliding_window, llama.n_rep) == (32, None, 1)
     assert (mistral.n_kv_head, mistral.sliding_window, mistral.n_rep) == (8, 4096, 4)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"hidden_size": 4096.5},
+        {"num_attention_heads": 32.9},
+        {"sliding_window": 4096.7},
+        {"rope_theta": float("inf")},
+        {"rope_theta": float("nan")},
+        {"rms_norm_eps": float("inf")},
+    ],
+)
+def test_a_llama_row_with_a_fraction_or_an_infinity_is_refused(change) -> None:
+    """Issue 24's re-run: 32.9 heads were read as 32 and a hidden size of 4096.5 as 4096 (int()
+    truncates), and an infinite RoPE base was accepted: the pages would print another model."""
+    from generator.models.llama.sizes import Defaults, from_transformers
+
+    row = DEFAULTS["mistral-7b-v0.1"]
+    bad = Defaults(row.config_class, row.label, {**row.fields, **change}, row.pinned)
+    with pytest.raises((ValueError, InputError)):
+        from_transformers("bad", bad)
+
+
+def test_a_size_refused_while_the_commands_load_is_a_clear_error(monkeypatch, capsys) -> None:
+    """A DEFAULTS row edited into an inconsistent size stopped `itm numbers` with a traceback:
+    the sizes are made when the commands are imported, before main() caught InputError."""
+    from generator import cli
+
+    def broken_sizes():
+        raise InputError("llama size 'x': n_head 32 does not divide d_model 4095", entry="x.n_head")
+
+    monkeypatch.setattr(cli, "build_parser", broken_sizes)
+    assert cli.main(["numbers"]) == 2
+    assert "does not divide d_model 4095" in capsys.readouterr().err

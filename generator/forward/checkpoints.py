@@ -92,10 +92,28 @@ def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:
     """Every [checkpoints.KEY] table of the pins file, checked field by field."""
     where = str(path)
     data = read_pins_file(path)
-    pins = {}
-    for key, table in data.get("checkpoints", {}).items():
-        pins[key] = _pin(key, table, where)
-    return pins
+    tables = data.get("checkpoints", {})
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        raise InputError(
+            "checkpoints must be tables ([checkpoints.KEY])",
+            file=where,
+            entry="checkpoints",
+            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+        )
+    return {key: _pin(key, table, where) for key, table in tables.items()}
+
+
+def checkpoint_pin(path: Path, key: str) -> CheckpointPin:
+    """The pin [checkpoints.KEY] of the pins file, or an InputError naming the table."""
+    pins = load_checkpoint_pins(path)
+    if key not in pins:
+        raise InputError(
+            f"no [checkpoints.{key}] table",
+            file=str(path),
+            entry=f"checkpoints.{key}",
+            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+        )
+    return pins[key]
 
 
 def _pin(key: str, table: dict, where: str) -> CheckpointPin:
@@ -119,7 +137,15 @@ def _pin(key: str, table: dict, where: str) -> CheckpointPin:
             fix="pin the full commit id of the hub repo, never a branch name",
         )
     files: dict[str, PinnedFile] = {}
-    for name, spec in table.get("files", {}).items():
+    specs = table.get("files", {})
+    if not isinstance(specs, dict) or not all(isinstance(s, dict) for s in specs.values()):
+        raise InputError(
+            "files must be tables of size and sha256",
+            file=where,
+            entry=f"checkpoints.{key}.files",
+            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+        )
+    for name, spec in specs.items():
         size, sha = spec.get("size"), spec.get("sha256")
         ok_sha = (
             isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from generator.drawing import Figure
 from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
-from generator.forward.checkpoints import PINS_FILE, CheckpointPin, load_checkpoint_pins
+from generator.forward.checkpoints import PINS_FILE, CheckpointPin, checkpoint_pin
 from generator.forward.head_images import attention_view, thumbnail_png
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_figure
@@ -31,7 +31,7 @@ def forward_pass(site: BuildInputs) -> ForwardPass:
 
 
 def _pin(site: BuildInputs) -> CheckpointPin:
-    return load_checkpoint_pins(Path(site.root) / PINS_FILE)["gpt2"]
+    return checkpoint_pin(Path(site.root) / PINS_FILE, "gpt2")
 
 
 def files(site: BuildInputs) -> dict[str, bytes]:

@@ -18,7 +18,7 @@ from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.bpe import BPETokenizer
-from generator.forward.checkpoints import PINS_FILE, Checkpoint, load_checkpoint_pins, resolve
+from generator.forward.checkpoints import PINS_FILE, Checkpoint, checkpoint_pin, resolve
 from generator.forward.head_images import LABELLED_MAX
 from generator.forward.standin import StandIn
 from generator.forward.tokens import WordTokenizer
@@ -94,7 +94,7 @@ def choose_source(settings: Settings, *, weights: str | None = None) -> Source:
 
     `weights` (the --weights flag) wins over the gpt2_weights setting (the pin's variable).
     """
-    pin = load_checkpoint_pins(settings.root / PINS_FILE)["gpt2"]
+    pin = checkpoint_pin(settings.root / PINS_FILE, "gpt2")
     user_path, origin = (weights, "--weights") if weights else (settings.gpt2_weights, pin.env)
     checkpoint = resolve(
         pin,

@@ -42,7 +42,7 @@ from generator.engine.safetensors_file import parse_safetensors, safetensors_byt
 from generator.engine.weights import weight_shapes
 from generator.errors import InputError
 from generator.forward.analysis import induction_score, induction_targets, previous_token_score
-from generator.forward.artifact import read_pinned, write_pinned
+from generator.forward.artifact import load_pin, read_pinned, write_pinned
 from generator.forward.checkpoints import PINS_FILE
 from generator.forward.tokens import ENDOFTEXT, WordTokenizer
 
@@ -216,7 +216,14 @@ def artifact_bytes(weights: Weights, record: dict) -> bytes:
 
 
 def train_and_pin(root: Path, training: Training = TRAINING, *, log=None) -> StandIn:
-    """Train the stand-in (torch), write the artifact and rewrite its pin: `itm train-standin`."""
+    """Train the stand-in (torch), write the artifact and rewrite its pin: `itm train-standin`.
+    Both files' folders are checked first: training takes minutes on two cores."""
+    from generator.checked_io import check_writable
+
+    for folder in {(root / PINS_FILE).parent, (root / load_pin(root, ARTIFACT).file).parent}:
+        check_writable(
+            folder, fix="run it in a writable checkout (a read-only one cannot take a new stand-in)"
+        )
     weights, record = train(training, log=log)
     write_pinned(root, ARTIFACT, artifact_bytes(weights, record))
     return load_standin(root, training)

@@ -97,9 +97,9 @@ class ModelConfig:
                 f"RoPE rotates pairs of dimensions, but a head is {self.d_head} wide (odd)",
                 "choose n_head so that d_model / n_head is even",
             )
-        if self.positions == "rope" and not self.rope_theta > 0:
+        if self.positions == "rope" and not 0 < self.rope_theta < float("inf"):
             self._refuse("rope_theta", f"rope_theta is {self.rope_theta!r}", "use a base > 0")
-        if not self.norm_eps > 0:
+        if not 0 < self.norm_eps < float("inf"):
             self._refuse("norm_eps", f"norm_eps is {self.norm_eps!r}", "use an ε > 0, e.g. 1e-5")
         window = self.sliding_window
         if window is not None and (not isinstance(window, int) or window < 1):

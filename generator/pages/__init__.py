@@ -15,7 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.utils import Namespace
 
 from generator.pages.component import ComponentMacros, latex_tables, table_path
 from generator.pages.context import PageContext, size_tabs
@@ -38,23 +41,99 @@ class PageMacros(ComponentMacros, SiteMacros):
 
 
 LONGEST_TEXT = 1 << 20  # characters (or items) a page's own arithmetic may make: 1 MiB
-LARGEST_POWER = 4096  # bits of an integer power a page may compute
+LARGEST_POWER = 4096  # bits of an integer a page may compute
+LONGEST_PAGE = 16 << 20  # characters a filled page may hold (the longest is about 0.3 MiB)
+# Filters whose result is no larger than their input (times a small constant): pages use no
+# filter today. Left out: those whose size an argument sets (center, indent, wordwrap, format,
+# replace, join, tojson, batch, slice), and random (a build must give the same bytes).
+PAGE_FILTERS = (
+    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first",
+    "float", "int", "items", "last", "length", "list", "lower", "map", "max", "min", "reject",
+    "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "striptags",
+    "sum", "title", "trim", "truncate", "unique", "upper", "wordcount",
+)  # fmt: skip
 
 
 class PageSandbox(ImmutableSandboxedEnvironment):
     """Jinja for pages: sandboxed (no attribute of Python's internals, no mutation of what a
-    macro returns, `range` capped at 100,000 items), and `*` and `**` refuse results past
-    LONGEST_TEXT characters or LARGEST_POWER bits. `{{ range(10**9)|list }}` took 24 GB.
-    Pages are still the site's own code: a page can spend time (loops in loops), not memory."""
+    macro returns, `range` capped at 100,000 items), and no value past LONGEST_TEXT characters
+    or items or LARGEST_POWER bits: `*`, `**`, `+` and `~` check their results' size, the
+    filters are those that cannot grow their input (PAGE_FILTERS), `%` and str.format are
+    refused (a width makes any size), a namespace holds bounded values only, and a page stops at
+    LONGEST_PAGE characters. `{{ range(10**9)|list }}` took 24 GB; `{{ 'a'|center(10**9) }}` and
+    `{% set a = a ~ a %}` repeated made any size. Pages are still the site's own code: a page can
+    spend time (loops in loops), not memory."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.code_generator_class = BoundedConcat
+        self.filters = {name: self.filters[name] for name in PAGE_FILTERS}
+        del self.globals["lipsum"]  # lipsum(n=10**7) is unbounded
+        self.globals["namespace"] = BoundedNamespace
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and _bits_of_power(left, right) > LARGEST_POWER:
             raise SecurityError(f"{left} ** {right} is too large for a page")
         if operator == "*" and _length_of_product(left, right) > LONGEST_TEXT:
             raise SecurityError(f"a text or list {left!r:.40} × {right!r:.40} is too long")
+        if operator == "*" and _bits(left) + _bits(right) > LARGEST_POWER:
+            raise SecurityError(f"{left!r:.40} × {right!r:.40} is too large for a page")
+        if operator == "+":
+            _check_size(left, right)
+        if operator == "%" and isinstance(left, str):
+            raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """str.format and format_map, refused: a width ({:>999999999}) makes any size."""
+        if super().wrap_str_format(value) is None:
+            return None
+
+        def refuse(*args: Any, **kwargs: Any) -> str:
+            raise SecurityError("a page cannot use str.format: a width makes any size")
+
+        return refuse
+
+    def join_bounded(self, values: tuple[Any, ...]) -> str:
+        """`a ~ b`: their texts joined, refused past LONGEST_TEXT characters."""
+        texts = [str(value) for value in values]
+        if sum(map(len, texts)) > LONGEST_TEXT:
+            raise SecurityError(f"a text joined with ~ passes {LONGEST_TEXT:,} characters")
+        return "".join(texts)
+
+
+class BoundedConcat(CodeGenerator):
+    """Compiles `~` to PageSandbox.join_bounded (Jinja's own join has no hook to check it)."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.join_bounded((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class BoundedNamespace(Namespace):
+    """`namespace()`, whose attributes (`{% set ns.x = … %}`) hold bounded values only."""
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _check_size(value)
+        super().__setitem__(name, value)
+
+
+def _bits(value: Any) -> int:
+    return value.bit_length() if isinstance(value, int) else 0
+
+
+def _check_size(*values: Any) -> None:
+    """A SecurityError when texts or lists together pass LONGEST_TEXT, or an integer passes
+    LARGEST_POWER bits."""
+    if sum(len(v) for v in values if isinstance(v, str | list | tuple)) > LONGEST_TEXT:
+        raise SecurityError(f"a text or list passes {LONGEST_TEXT:,} characters or items")
+    if any(_bits(v) > LARGEST_POWER for v in values):
+        raise SecurityError(f"an integer passes {LARGEST_POWER:,} bits")
 
 
 def _bits_of_power(base: Any, exponent: Any) -> int:
@@ -81,7 +160,13 @@ def render_page(markdown: str, macros: PageMacros) -> str:
         comment_end_string="##}",
         keep_trailing_newline=True,
     )
-    return env.from_string(markdown).render(**macros.namespace())
+    parts, length = [], 0
+    for part in env.from_string(markdown).generate(**macros.namespace()):
+        length += len(part)
+        if length > LONGEST_PAGE:
+            raise SecurityError(f"the filled page passes {LONGEST_PAGE:,} characters")
+        parts.append(part)
+    return "".join(parts)
 
 
 __all__ = [

@@ -28,6 +28,9 @@ from generator.store import Store, key_of, sha256_hex
 VERSION = 6  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
+# KaTeX's time grows faster than a formula's length (20,000 characters: 1 s; 100,000: 16 s; 2 MB
+# ran past minutes), so a longer one is refused before V8 sees it. The site's longest is 381.
+LONGEST_TEX = 10_000
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
 DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
 
@@ -145,6 +148,15 @@ class Typesetter:
 
     def render(self, items: list[tuple[str, bool]], *, page: str = "a page") -> list[str]:
         """KaTeX's HTML for each (TeX, display?), in order."""
+        for tex, _ in items:
+            if len(tex) > LONGEST_TEX:
+                raise InputError(
+                    f"a formula of {len(tex):,} characters is longer than the {LONGEST_TEX:,} KaTeX"
+                    " typesets in reasonable time",
+                    file=page,
+                    entry=tex[:60],
+                    fix="split the formula, or show such data as a table or a generated file",
+                )
         out = json.loads(self._context().call("itmRenderAll", [list(i) for i in items]))
         for (tex, _), result in zip(items, out, strict=True):
             if "error" in result:

@@ -158,8 +158,12 @@ class Http:
             self.attempts.append(url)
             try:
                 return self._get_once(url, headers or {}, cap, deadline)
-            except (TooLarge, TooSlow) as error:
+            except TooLarge as error:
                 self.log(f"http: {error}")
+                raise
+            except TooSlow as error:  # the host, not the file: the next download would wait too
+                self.down[host] = f"a download did not finish in {settings.deadline:g} s"
+                self.log(f"http: {error}; skipping {host} for the rest of this run")
                 raise
             except urllib.error.HTTPError as error:
                 if error.code in (404, 410):

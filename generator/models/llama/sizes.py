@@ -79,8 +79,10 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
 
     def number(key: str, kind: type[int] | type[float]) -> int | float:
         value = f[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
             raise ValueError(f"{name}: {key} is {value!r}, not a number")
+        if kind is int and value != int(value):  # 32.9 heads were read as 32
+            raise ValueError(f"{name}: {key} is {value!r}, not a whole number")
         return kind(value)
 
     def whole(key: str) -> int:
