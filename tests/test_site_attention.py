@@ -152,7 +152,8 @@ def test_every_quoted_excerpt_is_cited_with_its_evidence_level(built_site: Path)
                 if re.search(rf"-{re.escape(i.replace('.', '-'))}-\d+$", block["id"])
             }
     assert len(quoted) >= 4, quoted
-    deeper = html.find(id="go-deeper").find_next("ul").get_text()
-    assert {i for i in quoted if i not in deeper} == set()
+    deeper = html.find(id="go-deeper").find_next("ul")
+    cited = {a["href"].split("#ex-", 1)[1] for a in deeper.select("a[href*='sources/#ex-']")}
+    assert {i for i in quoted if i.replace(".", "-") not in cited} == set()
     for caption in html.select(".itm-code-caption"):
         assert "evidence: " in caption.get_text(), caption.get_text()

@@ -48,14 +48,37 @@ def numel(model, prefixes: tuple[str, ...]) -> int:
     return sum(p.numel() for n, p in model.named_parameters() if n.startswith(prefixes))
 
 
+# pages that count several components as one group: page -> (that group, the whole model's kind)
+GROUPS = {
+    "llama/rmsnorm": (
+        r"model\.layers\.\d+\.(input|post_attention)_layernorm\.",
+        r"model\.layers\.\d+\.(input|post_attention)_layernorm\.|model\.norm\.",
+    ),
+}
+
+
+def numel_matching(model, pattern: str) -> int:
+    import re
+
+    return sum(p.numel() for n, p in model.named_parameters() if re.match(pattern, n))
+
+
 def test_every_count_on_the_component_pages_equals_numel(built_site: Path, meta_models) -> None:
     for page, (prefixes, instances) in PAGES.items():
         html = soup(built_site / page / "index.html")
         shapes = tab_blocks(html.select_one(".itm-shapes .tabbed-set"))
         for name, cfg in SIZES.items():
-            per = numel(meta_models[name], prefixes) if prefixes else 0
+            model = meta_models[name]
+            per = numel(model, prefixes) if prefixes else 0
             block = shapes[cfg.label]
             assert number(block.select_one('[data-q="params.per_instance"]').get_text()) == per
+            if page in GROUPS:
+                group, kind = GROUPS[page]
+                shown = number(block.select_one('[data-q="params.page_total"]').get_text())
+                assert shown == numel_matching(model, group), (page, name)
+                counts = [e.get_text() for e in html.select('[data-q="params.model_count"]')]
+                assert any(number(c) == numel_matching(model, kind) for c in counts), page
+                continue
             total = block.select_one('[data-q="params.total"]')
             assert (number(total.get_text()) if total else per) == per * instances(cfg), page
 

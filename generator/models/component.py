@@ -43,6 +43,12 @@ class Component:
     code: tuple[str, ...] = ()  # excerpt ids for the Code tabs, in order
     sources: tuple[Source, ...] = ()
     walkthrough: str | None = None  # docs path of the step-by-step walkthrough, if any
+    module: str = ""  # the checkpoint's name for it where `short` is not: "input_layernorm"
+
+    @property
+    def name(self) -> str:
+        """What the accounting lines call it: its module name, else its diagram label."""
+        return self.module or self.short
 
 
 RESIDUAL = ("B batch", "T positions", "{d_model} d")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import FAMILIES
+from generator.models.component import Component
 from generator.pages.blocks import (
     Chart,
     Count,
@@ -127,6 +128,17 @@ class ComponentMacros(PageContext):
             )
         )
 
+    def _together(self, c: Component, cfg: ModelConfig) -> list[Component]:
+        """The components this page counts as one group with `c`: those on its page with as
+        many instances (GPT-2's ln_1 and ln_2; Llama's two per-layer RMSNorms, not its final
+        norm, which model_count() adds)."""
+        count = accounting.instances(cfg, c.key)
+        return [
+            other
+            for other in self.registry
+            if other.page == c.page and accounting.instances(cfg, other.key) == count
+        ]
+
     def shapes(self) -> str:
         """In/out shapes and the parameter summary, for each size."""
         c = self._component()
@@ -140,12 +152,12 @@ class ComponentMacros(PageContext):
             )
             per = accounting.params_per_instance(cfg, c.key)
             count = accounting.instances(cfg, c.key)
-            together = [other for other in self.registry if other.page == c.page]  # ln_1, ln_2
+            together = self._together(c, cfg)
             shapes = ShapeList(
                 tensors=tensors,
                 per_instance=fmt_int(per),
                 instances=count,
-                together=tuple(other.short for other in together),
+                together=tuple(other.name for other in together),
                 total=fmt_int(sum(accounting.params_total(cfg, other.key) for other in together)),
             )
             return self.render_block(shapes)
@@ -175,7 +187,7 @@ class ComponentMacros(PageContext):
                 total_label="Per-instance total",
                 quantity="params.table_total",
             )
-            together = [other for other in self.registry if other.page == c.page]  # ln_1, ln_2
+            together = self._together(c, cfg)
             latex = tuple(
                 (other.short, self._tex_link(other.key, "params", cfg))
                 for other in together
@@ -185,7 +197,7 @@ class ComponentMacros(PageContext):
                 per_instance=fmt_int(per),
                 table=blocks.Markup(table),
                 instances=count,
-                together=tuple(other.short for other in together),
+                together=tuple(other.name for other in together),
                 total=fmt_int(sum(accounting.params_total(cfg, other.key) for other in together)),
                 per_instance_tex=tex_int(per),
                 total_tex=tex_int(per * count),
@@ -214,7 +226,7 @@ class ComponentMacros(PageContext):
             counts = [accounting.instances(cfg, c.key) for c in parts]
             count = ModelCount(
                 model=cfg.label,
-                parts=tuple((c.short, fmt_int(n)) for c, n in zip(parts, counts, strict=True)),
+                parts=tuple((c.name, fmt_int(n)) for c, n in zip(parts, counts, strict=True)),
                 count=fmt_int(sum(counts)),
                 what=what,
                 total=fmt_int(sum(accounting.params_total(cfg, c.key) for c in parts)),

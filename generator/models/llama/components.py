@@ -50,6 +50,7 @@ COMPONENTS: tuple[Component, ...] = (
         key="ln1",
         title="RMSNorm (input_layernorm, post_attention_layernorm, norm)",
         short="RMSNorm",
+        module="input_layernorm",
         kicker="Decoder layer",
         role="Scales each token's vector to unit root-mean-square and applies a learned gain, "
         "before attention (input_layernorm), before the MLP (post_attention_layernorm) and "
@@ -159,6 +160,7 @@ COMPONENTS: tuple[Component, ...] = (
         key="ln2",
         title="RMSNorm before the MLP (post_attention_layernorm)",
         short="RMSNorm",
+        module="post_attention_layernorm",
         kicker="Decoder layer",
         role="Normalizes each token's vector before the MLP reads it.",
         page="llama/rmsnorm.md",
