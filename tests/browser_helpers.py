@@ -7,6 +7,9 @@ from urllib.parse import urlsplit
 
 # site.js typesets on Material's document$; on a loaded machine that can trail networkidle.
 TYPESET = "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
+# The page's own scripts are done: formulas typeset, fonts in (they widen what scrolls, and
+# site.js marks scrollers again then, and says so on the root element).
+SETTLED = f"document.documentElement.dataset.itmReady === '1' && {TYPESET}"
 
 
 def recorded(context, url: str, *, wait: str | None = None, scripts: bool = True):

@@ -51,6 +51,22 @@ def site_url(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield TEST_SITE_URL
 
 
+def chromium_args() -> list[str]:
+    """Chromium's flags for the served test site (a site built for its public address is
+    reached at 127.0.0.1, its throwaway certificate accepted)."""
+    args = list(CHROMIUM_FLAGS)
+    host = urlsplit(TEST_SITE_URL).hostname
+    if host != "127.0.0.1":
+        args += [f"--host-resolver-rules=MAP {host} 127.0.0.1:{TEST_PORT}"]
+        args += ["--ignore-certificate-errors"]
+    return args
+
+
+@pytest.fixture(scope="session")
+def browser_args() -> list[str]:
+    return chromium_args()
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """Debian's Chromium driven by Playwright (Playwright's own browsers are never downloaded)."""
@@ -59,11 +75,6 @@ def browser() -> Iterator[object]:
     if not Path(executable).exists():
         pytest.fail(f"no Chromium at {executable}: run `make chromium` or set ITM_CHROMIUM")
     with playwright_api.sync_playwright() as playwright:
-        args = list(CHROMIUM_FLAGS)
-        host = urlsplit(TEST_SITE_URL).hostname
-        if host != "127.0.0.1":  # a site built for its public address, served here
-            args += [f"--host-resolver-rules=MAP {host} 127.0.0.1:{TEST_PORT}"]
-            args += ["--ignore-certificate-errors"]
-        browser = playwright.chromium.launch(executable_path=executable, args=args)
+        browser = playwright.chromium.launch(executable_path=executable, args=chromium_args())
         yield browser
         browser.close()

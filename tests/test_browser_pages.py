@@ -1,41 +1,13 @@
-"""Every page in a real Chromium: clean console, nothing from other hosts, KaTeX rendered,
-no horizontal overflow on a phone; the size switch and the map's hover behave."""
+"""In a real Chromium: the size switch and the map's hover behave (every page's console, requests,
+KaTeX, phone width and axe run once per width and scheme in test_readers_browser)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.axe_helpers import run_axe, serious
-from tests.browser_helpers import off_site, open_page
-from tests.site_helpers import page_address
-from tests.test_site_pages import nav_pages
+from tests.browser_helpers import open_page
 
 pytestmark = pytest.mark.browser
-
-
-def page_url(site_url: str, docs_path: str) -> str:
-    return site_url + page_address(docs_path)
-
-
-def test_every_page_loads_clean_is_accessible_and_fits_a_phone(browser, site_url: str) -> None:
-    """No console errors, no off-site requests, KaTeX rendered, no serious or critical axe-core
-    violations in the page content, and no horizontal overflow at a 375-px viewport."""
-    problems = []
-    for docs_path in nav_pages():
-        page, record = open_page(browser, page_url(site_url, docs_path))
-        if record["errors"]:
-            problems.append(f"{docs_path}: console {record['errors']}")
-        if off_site(record["requests"], site_url):
-            problems.append(f"{docs_path}: off-site {off_site(record['requests'], site_url)}")
-        if page.locator(".katex-error").count():
-            problems.append(f"{docs_path}: KaTeX error")
-        problems += [f"{docs_path}: {line}" for line in serious(run_axe(page, include="article"))]
-        page.set_viewport_size({"width": 375, "height": 800})
-        width = page.evaluate("document.documentElement.scrollWidth")
-        if width > 375:
-            problems.append(f"{docs_path}: {width}px wide at a 375px viewport")
-        page.context.close()
-    assert problems == []
 
 
 def visible_number(page, quantity: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tests.browser_helpers import open_page
-from tests.site_helpers import page_address
 
 pytestmark = pytest.mark.browser
 
@@ -165,59 +164,23 @@ def test_code_line_numbers_are_not_tab_stops(browser, site_url: str) -> None:
     page.context.close()
 
 
-def test_dark_scheme_follows_the_system(browser, site_url: str) -> None:
-    """A reader whose system prefers dark gets Material's slate scheme, with a toggle back."""
-    from tests.test_site_pages import nav_pages
-
-    context = browser.new_context(color_scheme="dark")
-    problems = []
-    for docs_path in nav_pages():
-        page = context.new_page()
-        page.goto(site_url + page_address(docs_path), wait_until="networkidle")
-        scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-        if scheme != "slate":
-            problems.append(f"{docs_path}: scheme {scheme}")
-        page.close()
-    page = context.new_page()
-    page.goto(site_url, wait_until="networkidle")
-    assert page.locator("form[data-md-component='palette'] label").count() >= 1
-    context.close()
-    assert problems == []
-
-
-# The page's own scripts are done: formulas typeset, fonts in (they widen what scrolls, and
-# site.js marks scrollers again then, and says so on the root element).
-SETTLED = (
-    "document.documentElement.dataset.itmReady === '1' && "
-    "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
-)
-
-
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 375])
-def test_every_page_passes_axe_with_no_violation_of_any_impact(
-    browser, site_url: str, width: int
+def test_every_page_is_clean_accessible_and_fits_at_both_widths_in_both_schemes(
+    browser_args: list[str], site_url: str, width: int, scheme: str
 ) -> None:
-    """Every page (the whole page: header, search, footer), light and dark, at a desktop width
-    and on a 375 px phone: no axe-core violation of any impact, its experimental rules included
-    (label-content-name-mismatch: a map box's name holds its visible text; landmark-unique;
-    scrollable-region-focusable: each sideways scroller can be focused; focus-order-semantics)."""
-    from tests.axe_helpers import run_axe, violations
+    """Every page (the whole page: header, search, footer), at a desktop width and on a 375 px
+    phone, light and dark (the scheme the system prefers, with a toggle back): no console error,
+    no request off the site, no KaTeX error, nothing wider than the viewport, and no axe-core
+    violation of any impact, its experimental rules included (label-content-name-mismatch: a map
+    box's name holds its visible text; landmark-unique; scrollable-region-focusable: each
+    sideways scroller can be focused; focus-order-semantics)."""
+    from tests.page_sweep import sweep
     from tests.test_site_pages import nav_pages
 
-    problems = []
-    for scheme in ("light", "dark"):
-        context = browser.new_context(
-            viewport={"width": width, "height": 800 if width > 500 else 740}, color_scheme=scheme
-        )
-        for docs_path in nav_pages():
-            page = context.new_page()
-            page.goto(site_url + page_address(docs_path), wait_until="networkidle")
-            page.wait_for_function(SETTLED)
-            found = violations(run_axe(page, experimental=True))
-            problems += [f"{width} {scheme} {docs_path}: {line}" for line in found]
-            page.close()
-        context.close()
-    assert problems == []
+    pages = nav_pages()
+    assert len(pages) > 20
+    assert sweep(site_url, pages, width=width, scheme=scheme, args=browser_args) == []
 
 
 def test_every_custom_colour_comes_from_a_css_variable() -> None:

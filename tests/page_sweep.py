@@ -1,0 +1,88 @@
+"""Every page of the site in one browser pass per width and colour scheme, two pages at a time.
+
+The whole-site checks (axe-core with every rule, console errors, off-site requests, KaTeX
+errors, the dark scheme, a phone's width) each used to load every page on their own; most of
+their time is the page load and axe's colour-contrast rule, which runs in the page's renderer
+process. Here each page loads once per (width, scheme) and two renderers work at once, on
+Playwright's async API in a thread of its own (the session's sync browser keeps the main one).
+
+    problems = sweep(site_url, pages, width=375, scheme="dark", args=chromium_args())
+    assert problems == []
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Sequence
+
+from tests.axe_helpers import AXE_RUN, axe_arguments, axe_source, violations
+from tests.browser_helpers import SETTLED, off_site
+from tests.site_helpers import chromium_path, page_address
+
+AT_ONCE = 2  # pages checked at the same time: the machine's two cores
+
+
+def sweep(
+    site_url: str, pages: Sequence[str], *, width: int, scheme: str, args: list[str]
+) -> list[str]:
+    """Every problem found on `pages` at this width and scheme, one line each, in page order."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        work = thread.submit(asyncio.run, _sweep(site_url, pages, width, scheme, args))
+        found = work.result()
+    return [line for docs_path in pages for line in found[docs_path]]
+
+
+async def _sweep(
+    site_url: str, pages: Sequence[str], width: int, scheme: str, args: list[str]
+) -> dict[str, list[str]]:
+    from playwright.async_api import async_playwright
+
+    axe = axe_source()
+    slots = asyncio.Semaphore(AT_ONCE)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(), args=args)
+        context = await browser.new_context(
+            viewport={"width": width, "height": 800 if width > 500 else 740}, color_scheme=scheme
+        )
+
+        async def one(docs_path: str) -> list[str]:
+            async with slots:
+                return [
+                    f"{width} {scheme} {docs_path}: {line}"
+                    for line in await check(context, site_url, docs_path, width, scheme, axe)
+                ]
+
+        lines = await asyncio.gather(*(one(docs_path) for docs_path in pages))
+        await browser.close()
+    return dict(zip(pages, lines, strict=True))
+
+
+async def check(context, site_url: str, docs_path: str, width: int, scheme: str, axe: str):
+    """One page's problems: errors in its console, requests off the site, KaTeX errors, the
+    wrong colour scheme or no palette toggle, a phone page wider than the phone, and every axe
+    violation of any impact (experimental rules included)."""
+    page = await context.new_page()
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    await page.goto(site_url + page_address(docs_path), wait_until="networkidle")
+    await page.wait_for_function(SETTLED)
+    problems = [f"console {error}" for error in errors]
+    problems += [f"off-site {url}" for url in off_site(requests, site_url)]
+    if await page.locator(".katex-error").count():
+        problems.append("KaTeX error")
+    shown = await page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+    if shown != {"light": "default", "dark": "slate"}[scheme]:
+        problems.append(f"colour scheme {shown}")
+    if not await page.locator("form[data-md-component='palette'] label").count():
+        problems.append("no palette toggle")
+    wide = await page.evaluate("document.documentElement.scrollWidth")
+    if wide > width:
+        problems.append(f"{wide}px wide at a {width}px viewport")
+    await page.add_script_tag(content=axe)
+    problems += violations(await page.evaluate(AXE_RUN, axe_arguments(None, None, True)))
+    await page.close()
+    return problems
