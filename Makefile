@@ -1,6 +1,7 @@
 # Inside the Model: one command to build the site, one to run every test, on a fresh machine.
 #   make site    create .venv, install, build site/ (open site/index.html, or `make serve`)
 #   make test    create .venv with test extras, install Chromium if missing, lint, run pytest
+#                (the browser tests beside the rest)
 #   make lock    re-resolve pyproject.toml's ranges and rewrite constraints.txt (then commit it)
 VENV ?= .venv
 PYTHON ?= python3
@@ -61,8 +62,19 @@ lint: $(BIN)/.test-deps
 	$(BIN)/ruff format --check generator tests bench
 	$(BIN)/mypy
 
+# The browser tests (Chromium's renderers) and the rest (builds, numpy, torch) each keep about one
+# core busy, so they run side by side, as the two test jobs of .github/workflows/site.yml do, each
+# in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
+# reaches both.
 test: $(BIN)/.test-deps chromium lint
-	$(BIN)/pytest
+	@log=$$(mktemp) && base=$$(mktemp -d) && \
+	{ $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser >$$log 2>&1; \
+	  echo $$? >$$base/browser.rc; } & \
+	$(BIN)/pytest -m "not browser" --basetemp=$$base/rest; rest=$$?; wait; \
+	echo "==================== the browser tests, run beside the rest ===================="; \
+	cat $$log; browser=$$(cat $$base/browser.rc); rm -rf $$log $$base; \
+	echo "make test: the rest exited $$rest, the browser tests $$browser"; \
+	[ $$rest -eq 0 ] && [ $$browser -eq 0 ]
 
 bench: $(BIN)/.test-deps
 	$(BIN)/python bench/bench_build.py
