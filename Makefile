@@ -67,12 +67,12 @@ lint: $(BIN)/.test-deps
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
 # reaches both.
 test: $(BIN)/.test-deps chromium lint
-	@log=$$(mktemp) && base=$$(mktemp -d) && \
-	{ $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser >$$log 2>&1; \
-	  echo $$? >$$base/browser.rc; } & \
+	@base=$$(mktemp -d); \
+	{ $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
+	    >$$base/browser.log 2>&1; echo $$? >$$base/browser.rc; } & \
 	$(BIN)/pytest -m "not browser" --basetemp=$$base/rest; rest=$$?; wait; \
 	echo "==================== the browser tests, run beside the rest ===================="; \
-	cat $$log; browser=$$(cat $$base/browser.rc); rm -rf $$log $$base; \
+	cat $$base/browser.log; browser=$$(cat $$base/browser.rc); rm -rf $$base; \
 	echo "make test: the rest exited $$rest, the browser tests $$browser"; \
 	[ $$rest -eq 0 ] && [ $$browser -eq 0 ]
 

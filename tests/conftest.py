@@ -31,6 +31,16 @@ TEST_PORT = free_port()
 TEST_SITE_URL = os.environ.get("ITM_TEST_SITE_URL") or f"http://127.0.0.1:{TEST_PORT}/"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked retrain (a training run from scratch) run weekly in verify-pins.yml, or
+    whenever ITM_RETRAIN=1; elsewhere they are skipped, and -ra says so."""
+    if os.environ.get("ITM_RETRAIN", "") in ("", "0", "false"):
+        skip = pytest.mark.skip(reason="trains from scratch: weekly, or set ITM_RETRAIN=1")
+        for item in items:
+            if item.get_closest_marker("retrain"):
+                item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built once per test session with the standard `mkdocs build` (or ITM_TEST_SITE)."""

@@ -188,12 +188,14 @@ def long_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.browser  # in the half whose browser tests share long_site: two builds, not four
 def test_the_long_prompt_site_builds_twice_to_the_same_bytes(long_site):
     first, second = long_site
     assert tree_digest(first) == tree_digest(second)
 
 
 @pytest.mark.slow
+@pytest.mark.browser  # in the half whose browser tests share long_site: two builds, not four
 def test_the_long_prompt_page_links_its_summaries_and_the_generation_page_says_it_is_full(
     long_site,
 ):

@@ -53,10 +53,13 @@ def retrained() -> StandIn:
     return StandIn(cfg, weights, WordTokenizer(vocabulary()), TRAINING, record, Path(), "")
 
 
-@pytest.fixture(params=["committed", pytest.param("retrained", marks=pytest.mark.slow)])
+@pytest.fixture(
+    params=["committed", pytest.param("retrained", marks=[pytest.mark.slow, pytest.mark.retrain])]
+)
 def standin(request) -> StandIn:
-    """Each behaviour test runs on the committed file and (slow) on a fresh training run: the
-    behaviour, not the bytes, is what must survive a retrain on another machine."""
+    """Each behaviour test runs on the committed file and, weekly (ITM_RETRAIN=1), on a fresh
+    training run: the behaviour, not the bytes, is what must survive a retrain on another
+    machine. Every build already refuses a file trained with other settings than the code's."""
     return request.getfixturevalue(request.param)
 
 

@@ -188,10 +188,10 @@ class ComponentMacros(PageContext):
                 quantity="params.table_total",
             )
             together = self._together(c, cfg)
-            latex = tuple(
-                (other.short, self._tex_link(other.key, "params", cfg))
-                for other in together
-                if accounting.param_rows(cfg, other.key)
+            latex = tuple(  # every component on the page, Llama's final norm too
+                (other.name, self._tex_link(other.key, "params", cfg))
+                for other in self.registry
+                if other.page == c.page and accounting.param_rows(cfg, other.key)
             )
             count_block = ParameterCount(
                 per_instance=fmt_int(per),
