@@ -32,7 +32,7 @@ from generator.sources.lock import (
     parse_line_spec,
     write_lock,
 )
-from generator.sources.resolve import SOURCES, FullFile, Resolver
+from generator.sources.resolve import GIT_DIRS_SETTING, SOURCES, FullFile, Resolver, check_clones
 from generator.sources.swh import ArchiveError, archived, core
 from generator.sources.symbols import SymbolError, symbol_range
 from generator.store import read_regular
@@ -156,16 +156,29 @@ def _settings(site: SiteLock) -> Settings:
 
 
 def _resolver(
-    args: argparse.Namespace, site: SiteLock, lock: Lock, default_repo: str | None, **options
+    args: argparse.Namespace,
+    site: SiteLock,
+    lock: Lock,
+    default_repo: str | None,
+    *,
+    commits: dict[str, str] | None = None,
+    **options,
 ) -> Resolver:
-    """A resolver for the site's settings, the flags winning over them."""
+    """A resolver for the site's settings, the flags winning over them. Every clone given is
+    checked first (a folder in a git repository holding the commit needed: the lock's, or the
+    one in `commits`), so a command never answers from its cache for a clone it was told to
+    read."""
     settings = _settings(site)
+    given = _git_dirs(args.git, default_repo, lock)
+    configured = {k: v for k, v in settings.git_dirs.items() if k not in given}
+    check_clones(lock, configured, option=GIT_DIRS_SETTING, commits=commits)
+    check_clones(lock, given, option="--git", commits=commits)
     return Resolver.for_settings(
         lock,
         settings,
         cache_dir=args.cache_dir or settings.cache_dir,
         offline=not getattr(args, "online", False) and (args.offline or settings.offline),
-        git_dirs={**settings.git_dirs, **_git_dirs(args.git, default_repo, lock)},
+        git_dirs={**configured, **given},
         log=_say,
         **options,
     )
@@ -429,7 +442,7 @@ def run_bump(args: argparse.Namespace) -> int:
         )
     check_commit(args.commit, file=lock.display, entry=args.repo)
     new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
-    resolver = _resolver(args, site, lock, args.repo)
+    resolver = _resolver(args, site, lock, args.repo, commits={repo.name: args.commit})
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
     updated: list[Pin] = []

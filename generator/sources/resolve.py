@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
+from generator.sources.clones import GIT_DEADLINE, check_clone, git
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -40,7 +41,7 @@ from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "github", "pypi")
-GIT_DEADLINE = 120.0  # seconds for one git command on a local clone
+GIT_DIRS_SETTING = "ITM_GIT_DIRS (or the plugin's git_dirs option)"
 LARGEST_SOURCE = 16 << 20  # bytes of one pinned upstream file read from a clone
 
 Log = Callable[[str], None]
@@ -379,17 +380,11 @@ class Resolver:
 
     def _git_show(self, directory: Path, path: str, commit: str) -> FullFile | str:
         """`git show COMMIT:PATH`: the blob at the commit, never the working tree."""
-
-        def git(*args: str) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run(
-                ["git", "-C", str(directory), *args], capture_output=True, timeout=GIT_DEADLINE
-            )
-
         try:
-            size = git("cat-file", "-s", f"{commit}:{path}")  # before reading it whole
+            size = git(directory, "cat-file", "-s", f"{commit}:{path}")  # before reading it
             if size.returncode == 0 and int(size.stdout.strip() or 0) > LARGEST_SOURCE:
                 return f"{path} at {commit[:12]} is larger than {LARGEST_SOURCE:,} bytes"
-            shown = git("show", "--no-textconv", f"{commit}:{path}")
+            shown = git(directory, "show", "--no-textconv", f"{commit}:{path}")
         except FileNotFoundError:
             return "the git program is not installed"
         except subprocess.TimeoutExpired:
@@ -400,7 +395,7 @@ class Resolver:
             except ValueError as error:
                 return str(error)
             # git names the blob by the hash of its bytes: ours must be the same id
-            named = git("rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+            named = git(directory, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
             if named.stdout.decode(errors="replace").strip() != file.sha1_git:
                 return (
                     f"git's id of {path} at {commit[:12]} is not the hash of the bytes it showed"
@@ -408,7 +403,7 @@ class Resolver:
                 )
             self.log(f"git: read {path} at {commit[:12]} from {directory}")
             return file
-        if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        if git(directory, "cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
             stderr = shown.stderr.decode(errors="replace").strip().splitlines()
             if not directory.is_dir() or (stderr and "not a git repository" in stderr[-1]):
                 return f"{directory} is not a git checkout"
@@ -477,6 +472,7 @@ def resolve_excerpts(
 
     Raises InputError (the lock's file, the excerpt's id, the fix) for the first excerpt that
     cannot be resolved or does not match its hash."""
+    check_clones(lock, options.get("git_dirs", settings.git_dirs), option=GIT_DIRS_SETTING)
     resolver = Resolver.for_settings(lock, settings, log=log, **options)
     pins = [lock.pin(excerpt_id) for excerpt_id in ids] if ids is not None else list(lock.pins)
     return {pin.id: resolver.resolve(pin) for pin in pins}
@@ -500,6 +496,22 @@ def resolve_all(
         lock, cache_dir=cache_dir, offline=offline, git_dirs=git_dirs, log=log, **options
     )
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
+
+
+def check_clones(
+    lock: Lock,
+    git_dirs: Mapping[str, Path],
+    *,
+    option: str,
+    commits: Mapping[str, str] | None = None,
+) -> None:
+    """Each clone given (by `option`: "--git", or ITM_GIT_DIRS and the plugins' git_dirs) must
+    be a git clone holding its repo's commit in the lock (or in `commits`, for `itm bump`);
+    InputError naming the option, the path and the fix otherwise."""
+    for name, directory in git_dirs.items():
+        repo = lock.repos.get(name)
+        commit = (commits or {}).get(name) or (repo.commit if repo else None)
+        check_clone(Path(directory), repo=name, commit=commit, option=option)
 
 
 def _by_member(mirrors: tuple[Mirror, ...]) -> list[list[Mirror]]:
