@@ -1,5 +1,5 @@
 """Local git clones given with `--git REPO=DIR` or ITM_GIT_DIRS: checked before anything is read
-from them.
+from them, and git's objects for a commit read from them.
 
 A clone the user names is checked at once: a folder (a missing path, a file, a FIFO or a device
 is refused without being opened), inside a git repository, holding the commit the command needs.
@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from generator.errors import InputError
+from generator.sources.gitobjects import CommitProof, ProofError, entries, tree_listing
 
 GIT_DEADLINE = 120.0  # seconds for one git command on a local clone
 
@@ -75,3 +76,32 @@ def check_clone(directory: Path, *, repo: str, commit: str | None, option: str) 
         raise fail("the git program is not installed", "install git") from None
     except subprocess.TimeoutExpired:
         raise fail(f"git did not answer within {GIT_DEADLINE:g} s there") from None
+
+
+def read_commit_proof(directory: Path, repo: str, commit: str, paths: list[str]) -> CommitProof:
+    """The commit object and the trees on the way to each of `paths`, read from a clone (the
+    clone checked first). ProofError when git cannot give them or they cannot be kept as text."""
+    try:
+        shown = git(directory, "cat-file", "commit", commit)
+        if shown.returncode != 0:
+            raise ProofError(f"git cannot show commit {commit[:12]} in {directory}")
+        try:
+            text = shown.stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProofError(f"commit {commit[:12]} is not UTF-8 text") from None
+        trees: dict[str, str] = {}
+        for path in sorted(paths):
+            current = text.split("\n", 1)[0].removeprefix("tree ")
+            for name in path.split("/")[:-1] + [""]:
+                if current not in trees:
+                    raw = git(directory, "cat-file", "tree", current)
+                    if raw.returncode != 0:
+                        raise ProofError(f"git cannot show tree {current[:12]} in {directory}")
+                    trees[current] = tree_listing(raw.stdout)
+                if name:
+                    current = entries(trees[current]).get(name, ("", ""))[1]
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        raise ProofError(f"git did not answer in {directory}") from None
+    proof = CommitProof(repo=repo, commit=commit, text=text, trees=tuple(trees.values()))
+    proof.check()
+    return proof

@@ -10,12 +10,17 @@ A whole file read from git or GitHub is also checked against the lock's [[files]
 --raise-evidence` record). Every excerpt carries its file's blob id from the lock, if recorded:
 the core of its Software Heritage id.
 
+Evidence is bound to the repo's commit: the cache by its key, a mirror by the commit it names
+(one checked at another commit vouches for nothing here), a [[files]] entry likewise. A commit
+that no source can vouch for stops the build with an error naming the repo's entry.
+
     excerpts = resolve_excerpts(lock, settings)   # the plugins and the commands call this
 """
 
 from __future__ import annotations
 
 import subprocess
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +28,7 @@ from urllib.parse import quote
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
-from generator.sources.clones import GIT_DEADLINE, check_clone, git
+from generator.sources.clones import GIT_DEADLINE, check_clone, git, read_commit_proof
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -34,6 +39,7 @@ from generator.sources.excerpt import (
     split_lines,
 )
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
+from generator.sources.gitobjects import CommitProof, ProofError
 from generator.sources.lock import FileId, Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
 from generator.sources.swh import git_blob_id
@@ -215,9 +221,17 @@ class Resolver:
         return self._from_full_file(pin, repo, found)
 
     def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
-        mirrors = self.lock.mirrors_for(repo.name, pin.path)
-        if not mirrors:
+        listed = self.lock.mirrors_for(repo.name, pin.path)
+        if not listed:
             tried.append(f"pypi: no [[mirrors]] entry for {pin.path}")
+            return None
+        mirrors = tuple(m for m in listed if self.lock.vouches(m))
+        for commit in sorted({m.commit for m in listed if not self.lock.vouches(m)}):
+            tried.append(
+                f"pypi: the [[mirrors]] of {pin.path} checked at {commit[:12]} do not vouch for"
+                f" its lines at {repo.short}"
+            )
+        if not mirrors:
             return None
         if not pin.ranges:
             tried.append("pypi: the lock records no lines for this symbol (mirrors check lines)")
@@ -232,7 +246,7 @@ class Resolver:
                     f" not {format_ranges(pin.ranges)}"
                 )
                 continue
-            lines = self._mirror_lines(mirror)
+            lines = self.mirror_lines(mirror)
             if isinstance(lines, str):
                 tried.append(f"pypi:{mirror.spec}: {lines}")
                 continue
@@ -378,6 +392,17 @@ class Resolver:
             self._files[key] = self._git_show(Path(directory), path, commit)
         return self._files[key]
 
+    def commit_proof(self, repo: Repo, commit: str, paths: list[str]) -> CommitProof | str:
+        """git's objects of `commit` down to each of `paths`, from the repo's clone (what
+        `itm pin`, `itm bump` and `itm verify --raise-evidence` record), or why not."""
+        directory = self.git_dirs.get(repo.name)
+        if directory is None:
+            return f"no clone of {repo.name} given (GitHub's raw files carry no git objects)"
+        try:
+            return read_commit_proof(Path(directory), repo.name, commit, paths)
+        except ProofError as error:
+            return str(error)
+
     def _git_show(self, directory: Path, path: str, commit: str) -> FullFile | str:
         """`git show COMMIT:PATH`: the blob at the commit, never the working tree."""
         try:
@@ -424,7 +449,8 @@ class Resolver:
                 self._files[key] = str(error)
         return self._files[key]
 
-    def _mirror_lines(self, mirror: Mirror) -> list[str] | str:
+    def mirror_lines(self, mirror: Mirror) -> list[str] | str:
+        """The lines of the mirror's member (cache, or the index when online), or why not."""
         if mirror not in self._mirrors:
             try:
                 http = None if self.offline else self.http
@@ -443,6 +469,23 @@ class Resolver:
         return InputError(problem, file=self.lock.display, entry=pin.id, fix=fix)
 
     def _unresolved(self, pin: Pin, tried: list[str]) -> InputError:
+        repo = self.lock.repos[pin.repo]
+        commits = Counter(e.commit for e in self.lock.evidence(repo.name))
+        if commits and repo.commit not in commits:
+            # the lock's evidence is all of another commit: the commit was changed alone
+            checked = commits.most_common(1)[0][0]
+            return InputError(
+                f"nothing vouches for commit {repo.commit}: the lock's evidence for"
+                f" {repo.name} ([[files]], [[mirrors]], [[commits]]) was checked at"
+                f" {checked[:12]}…, and no clone or GitHub confirmed excerpt {pin.id} at"
+                f" {repo.short} (" + "; ".join(tried) + ")",
+                file=self.lock.display,
+                entry=f'repos."{repo.name}"',
+                fix=f'if the commit was edited by hand, restore commit = "{checked}"; to move the'
+                f" pin, run `itm bump {repo.name} {repo.commit} --git DIR --write` with a clone"
+                " that holds it (or where GitHub is reachable), which checks every excerpt and"
+                " records the new commit's evidence",
+            )
         if self.offline:
             fix = (
                 "the cache holds neither this text nor a mirror archive that carries it: build"
@@ -534,7 +577,9 @@ def location_key(pin: Pin, repo: Repo, file: FileId | None = None) -> str:
     the whole file's ids when the lock records them (a changed id is checked again, against the
     file, before an excerpt of it is shown with it)."""
     ids = (file.sha256, file.sha1_git) if file else ()
-    return key_of("excerpt", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
+    # "excerpt@commit": entries of earlier versions may hold lines a mirror vouched for at a
+    # commit it was not checked at
+    return key_of("excerpt@commit", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
 
 
 def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:
