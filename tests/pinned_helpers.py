@@ -71,7 +71,7 @@ def lock_text(commit: str, blob: str, *, files: bool = True) -> str:
     """The toy lock: the repo, the whole file's ids, and two excerpts."""
     data = TOY_V1.encode()
     table = (
-        f'\n[[files]]\nrepo = "{REPO}"\npath = "{PATH}"\n'
+        f'\n[[files]]\nrepo = "{REPO}"\ncommit = "{commit}"\npath = "{PATH}"\n'
         f'sha256 = "{hashlib.sha256(data).hexdigest()}"\nsha1_git = "{blob}"\n'
         'evidence = "made up for a test"\n'
     )

@@ -174,9 +174,13 @@ def mirror_table(
     path: str = PATH,
     offset: int = 0,
     lines: list[list[int]] | None = None,
+    *,
+    commit: str,
 ) -> str:
+    """One [[mirrors]] entry, vouching for `path`'s lines at `commit`."""
     return (
-        f'\n[[mirrors]]\nrepo = "{REPO}"\npath = "{path}"\npackage = "{package}"\n'
+        f'\n[[mirrors]]\nrepo = "{REPO}"\ncommit = "{commit}"\npath = "{path}"\n'
+        f'package = "{package}"\n'
         f'version = "{version}"\nfilename = "{filename}"\nsha256 = "{sha256(archive)}"\n'
         f'member = "{member}"\n'
         + (f"lines = {lines}\n" if lines else "")

@@ -112,8 +112,8 @@ def test_an_index_cannot_raise_the_cap_by_listing_a_huge_size(tmp_path) -> None:
     from generator.store import Store
 
     mirror = Mirror(
-        repo="a/b", path="m.py", package="toy", version="1", filename="toy-1.tar.gz",
-        sha256="0" * 64, member="toy-1/m.py",
+        repo="a/b", commit="a" * 40, path="m.py", package="toy", version="1",
+        filename="toy-1.tar.gz", sha256="0" * 64, member="toy-1/m.py",
     )  # fmt: skip
     with serve() as server:
         listing = {"files": [{"filename": mirror.filename, "url": "/files/toy-1.tar.gz",

@@ -134,6 +134,28 @@ def test_a_command_the_site_does_not_trust_stops_the_build(katex_js, tex: str) -
     assert f"{command} is not allowed" in caught.value.problem
 
 
+@pytest.mark.parametrize(
+    "tex",
+    ["\\rule{100000em}{100000em}", "x\\kern{5000em}y", "x\\hspace{300cm}y", "\\rule{1em}{99999pt}"],
+)
+def test_a_size_a_formula_states_is_capped(katex_js, tex: str) -> None:
+    """KaTeX leaves stated sizes unbounded by default: \\rule{100000em}{100000em} drew a box
+    100,000 ems wide over the page. Every size in the markup stays within maxSize ems."""
+    import re
+
+    from generator.render.katex import MAX_SIZE_EM
+
+    typesetter = Typesetter(katex_js)
+    try:
+        out = typesetter.page(f'<span class="arithmatex">\\({tex}\\)</span>', page="docs/x.md")
+    finally:
+        typesetter.close()
+    drawn = " ".join(re.findall(r'style="([^"]*)"', out))  # what the browser lays out
+    sizes = [float(n) for n in re.findall(r"(-?[0-9.]+)em", drawn)]
+    assert sizes and max(abs(n) for n in sizes) <= MAX_SIZE_EM
+    assert f":{MAX_SIZE_EM}em" in drawn  # the stated size was cut to the cap, not dropped
+
+
 CLOSED_ON_ANOTHER_THREAD = """
 import sys
 from pathlib import Path

@@ -214,8 +214,16 @@ def lock_invalid(site: ToySite) -> tuple[str, ...]:
 def lock_unresolvable(site: ToySite) -> tuple[str, ...]:
     shutil.rmtree(site.root / ".test-cache")  # what the first build verified is gone too
     config = site.root / "mkdocs.yml"
-    config.write_text(config.read_text().replace(str(site.upstream), str(site.root / "gone")))
+    clone = f"      git_dirs:\n        {REPO}: {site.upstream}\n"
+    config.write_text(config.read_text().replace(clone, "      offline: true\n"))
     return ("excerpts.lock.toml", "'toy.widget'", "could not be resolved and verified")
+
+
+def clone_gone(site: ToySite) -> tuple[str, ...]:
+    """A clone the site names that is not there is refused, even when the cache could answer."""
+    config = site.root / "mkdocs.yml"
+    config.write_text(config.read_text().replace(str(site.upstream), str(site.root / "gone")))
+    return ("git_dirs", str(site.root / "gone"), "does not exist", f"a clone of {REPO}")
 
 
 def excerpt_hash_mismatch(site: ToySite) -> tuple[str, ...]:
@@ -260,6 +268,7 @@ def lock_is_missing(site: ToySite) -> tuple[str, ...]:
         never_closed,
         lock_invalid,
         lock_unresolvable,
+        clone_gone,
         excerpt_hash_mismatch,
         file_id_mismatch,
         lock_is_a_directory,

@@ -58,3 +58,29 @@ def test_every_upstream_pin_is_the_clones_bytes_at_its_commit(tmp_path) -> None:
         ).stdout.strip()
         assert recorded is not None and recorded.sha1_git == named, pin.id
         assert recorded.sha256 == FILE_SHA256[pin.path], pin.id
+
+
+def test_the_locks_git_objects_are_the_clones_own() -> None:
+    """[[commits]]: the commit object and the trees the lock records for each clone-read repo
+    are what the clone itself holds, down to every file recorded ([[files]]); and the clone
+    passes the check every `--git` / ITM_GIT_DIRS path gets."""
+    from generator.sources.clones import check_clone, read_commit_proof
+
+    lock = load_lock(SITE_LOCK)
+    clones = Settings.load(ROOT).git_dirs
+    proven = [proof for proof in lock.commits if proof.repo in clones]
+    if not proven:
+        pytest.skip("no clone of a repository the lock records git objects for, in ITM_GIT_DIRS")
+    for proof in proven:
+        directory = clones[proof.repo]
+        check_clone(directory, repo=proof.repo, commit=proof.commit, option="ITM_GIT_DIRS")
+        paths = [f.path for f in lock.files if f.repo == proof.repo]
+        assert read_commit_proof(directory, proof.repo, proof.commit, paths) == proof
+        for path in paths:
+            named = subprocess.run(
+                ["git", "-C", str(directory), "rev-parse", f"{proof.commit}:{path}"],
+                capture_output=True,
+                check=True,
+                text=True,
+            ).stdout.strip()
+            assert proof.blob_at(path) == named, path

@@ -164,7 +164,8 @@ def test_verify_git_raises_evidence_read_from_the_clone_never_from_the_cache(
 ) -> None:
     """`--git DIR --raise-evidence`: an excerpt read from the clone at its pinned commit becomes
     'upstream' (its old account kept after it); with a warm cache but a clone that lacks the
-    commit, nothing is raised, and without any clone the command says what it needs."""
+    commit, the clone is refused before anything is read or raised, and without any clone the
+    command says what it needs."""
     directory, commit = upstream
     table = excerpt_table("toy.helper", TOY_V1, lines=HELPER, level="mirror-window")
     path = lock_file(tmp_path, commit, table)
@@ -173,8 +174,12 @@ def test_verify_git_raises_evidence_read_from_the_clone_never_from_the_cache(
     stranger = tmp_path / "stranger"
     make_upstream(stranger, {PATH: TOY_V2})  # a clone without the pinned commit
     raise_from = ["verify", "--raise-evidence", "--lock", str(path), *cache, "--git"]
-    assert main([*raise_from, f"{REPO}={stranger}"]) == 1
-    assert load_lock(path).pin("toy.helper").evidence_level == "mirror-window"
+    before = path.read_text()
+    assert main([*raise_from, f"{REPO}={stranger}"]) == 2
+    error = capsys.readouterr().err
+    assert f"--git names {stranger} as a clone of {REPO}" in error
+    assert f"does not hold commit {commit}" in error and "fetch" in error
+    assert path.read_text() == before
     assert main(["verify", "--raise-evidence", "--lock", str(path), *cache]) == 2
     assert "GitHub or a clone" in capsys.readouterr().err
     assert main([*raise_from, f"{REPO}={directory}"]) == 0

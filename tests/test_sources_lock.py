@@ -125,7 +125,7 @@ def test_one_member_may_be_listed_once_per_offset(tmp_path: Path) -> None:
 
     def entry(offset: int, lines: list[list[int]] | None) -> str:
         return mirror_table("toy-copy", "1.0", "toy_copy-1.0.tar.gz", archive, "toy.py",
-                            offset=offset, lines=lines)  # fmt: skip
+                            offset=offset, lines=lines, commit=COMMIT)  # fmt: skip
 
     path = write(
         tmp_path / "lock.toml", lock_text() + entry(-1, [[3, 24]]) + entry(-19, [[44, 65]])
@@ -193,6 +193,7 @@ def test_real_lock_claims_no_more_than_the_evidence() -> None:
 def files_entry(**overrides: str) -> str:
     values = {
         "repo": REPO,
+        "commit": COMMIT,
         "path": "pkg/toy.py",
         "sha256": "a" * 64,
         "sha1_git": "b" * 40,

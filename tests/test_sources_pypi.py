@@ -15,6 +15,7 @@ from generator.sources.pypi import SIMPLE_JSON
 from generator.sources.resolve import Resolver
 from generator.store import Store
 from tests.sources_helpers import (
+    REPO,
     TOY_V1,
     Reply,
     excerpt_table,
@@ -60,7 +61,12 @@ def index_routes(server_url: str) -> dict[str, list[Reply]]:
 
 
 WHEEL_MIRROR = mirror_table(
-    "toy-mirror", "1.0", "toy_mirror-1.0-py3-none-any.whl", WHEEL, "toy_mirror/toy.py"
+    "toy-mirror",
+    "1.0",
+    "toy_mirror-1.0-py3-none-any.whl",
+    WHEEL,
+    "toy_mirror/toy.py",
+    commit=COMMIT,
 )
 SDIST_MIRROR = mirror_table(
     "toy_vendor",
@@ -69,6 +75,7 @@ SDIST_MIRROR = mirror_table(
     SDIST,
     "toy-vendor-2.0/toy_vendor/toy.py",
     offset=2,
+    commit=COMMIT,
 )
 
 
@@ -124,7 +131,12 @@ def test_a_shift_the_lock_does_not_declare_is_refused(tmp_path: Path) -> None:
     """Lines moved in the lock must be confirmed where they are: a mirror that carries the text
     at other line numbers than it declares does not vouch for it."""
     undeclared = mirror_table(
-        "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST, "toy-vendor-2.0/toy_vendor/toy.py"
+        "toy_vendor",
+        "2.0",
+        "toy-vendor-2.0.tar.gz",
+        SDIST,
+        "toy-vendor-2.0/toy_vendor/toy.py",
+        commit=COMMIT,
     )
     with serve() as server:
         server.routes.update(index_routes(server.url))
@@ -153,8 +165,8 @@ def test_one_member_listed_at_two_offsets_serves_an_excerpt_across_them(tmp_path
     archive = sdist_bytes({"toy-split-1.0/toy.py": split})
     member = ("toy_split", "1.0", "toy-split-1.0.tar.gz", archive, "toy-split-1.0/toy.py")
     entries = (
-        mirror_table(*member, offset=1, lines=[list(HELPER)]),
-        mirror_table(*member, offset=2, lines=[list(TAIL)]),
+        mirror_table(*member, offset=1, lines=[list(HELPER)], commit=COMMIT),
+        mirror_table(*member, offset=2, lines=[list(TAIL)], commit=COMMIT),
     )
     with serve() as server:
         server.routes.update(
@@ -300,3 +312,61 @@ def test_a_method_moved_within_its_class_is_refused_by_a_mirror_that_has_the_who
         with pytest.raises(InputError) as caught:
             registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.render"))
     assert "'Widget.render' stands at upstream lines" in caught.value.problem
+
+
+# ---------------------------------------------------------------- evidence bound to a commit
+
+EDITED = "ed" * 20  # another valid commit id, put in the lock by hand
+
+
+def test_a_commit_edited_in_the_lock_is_not_vouched_for_by_mirrors_or_the_cache(
+    tmp_path: Path,
+) -> None:
+    """The repo's commit changed by hand, lines and hashes unchanged: the registry copy and the
+    cache vouch for the lines at the commit the mirror was checked at, never at another, so the
+    page cannot link a commit nothing checked. The error names the repo's entry and the fix."""
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        for pin in lock.pins:  # verified once at the true commit: the archive and lines cached
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(pin)
+    path = tmp_path / "lock.toml"
+    text = path.read_text()
+    path.write_text(text.replace(repo_table(COMMIT), repo_table(EDITED)))
+    edited = load_lock(path)
+    offline = Resolver(edited, cache_dir=tmp_path / "cache", offline=True)  # cached archive only
+    with pytest.raises(InputError) as caught:
+        offline.resolve(edited.pin("toy.helper"))
+    error = caught.value
+    assert error.file == str(path) and error.entry == f'repos."{REPO}"'
+    assert f"nothing vouches for commit {EDITED}" in error.problem
+    assert f"checked at {COMMIT[:12]}" in error.problem and "toy.helper" in error.problem
+    assert f'restore commit = "{COMMIT}"' in error.fix
+    assert f"itm bump {REPO} {EDITED} --git DIR --write" in error.fix
+
+
+def test_a_mirror_vouches_only_at_its_own_commit(tmp_path: Path) -> None:
+    """Two mirrors, one checked at the pinned commit and one at another: only the first is
+    used; the other says why it was passed over."""
+    stale = SDIST_MIRROR.replace(f'commit = "{COMMIT}"', f'commit = "{EDITED}"')
+    area = (line_of(TOY_V1, "def area"), line_of(TOY_V1, "self.size ** 2"))
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(
+            tmp_path,
+            stale,
+            WHEEL_MIRROR,
+            extra=excerpt_table("toy.area", TOY_V1, lines=[list(area)]),
+        )
+        resolver = registry_only(tmp_path, lock, f"{server.url}/simple")
+        assert resolver.resolve(lock.pin("toy.helper")).resolved_from == "pypi:toy-mirror==1.0"
+        assert server.count("/simple/toy-vendor/") == 0  # the stale one is not even fetched
+        only_stale = make_lock(tmp_path / "b", stale)
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path / "b", only_stale, f"{server.url}/simple").resolve(
+                only_stale.pin("toy.helper")
+            )
+    assert caught.value.entry == f'repos."{REPO}"'
+    assert f"checked at {EDITED[:12]} do not vouch for its lines at {COMMIT[:12]}" in (
+        caught.value.problem
+    )

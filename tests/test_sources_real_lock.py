@@ -273,3 +273,41 @@ def test_the_llama_sizes_are_the_pinned_config_lines(excerpts, monkeypatch) -> N
     assert caught.value.entry == "llama-2-7b.intermediate_size" and "11008" in caught.value.problem
     with pytest.raises(InputError, match="is not pinned"):
         sizes.check_pinned({}, file="sources/lock.toml")
+
+
+@pytest.mark.parametrize("repo", ["openai/gpt-2", "huggingface/transformers"])
+def test_a_commit_edited_in_the_real_lock_stops_resolution(
+    lock, excerpts, cache_dir: Path, tmp_path: Path, repo: str
+) -> None:
+    """A repo's commit changed by hand to another valid id, lines and hashes left alone: the
+    registry copies (their archives already in the cache) vouch for the lines at the commit
+    they were checked at, not at this one, so resolution stops naming the repo's entry.
+    Before, the build passed and the cards linked a commit nothing had checked."""
+    true = lock.repos[repo].commit
+    edited = "e" * 40
+    text = SITE_LOCK.read_text(encoding="utf-8")
+    table = f'[repos."{repo}"]\nurl = "https://github.com/{repo}"\ncommit = "{true}"'
+    assert table in text
+    path = tmp_path / "lock.toml"
+    path.write_text(text.replace(table, table.replace(true, edited)), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        resolve_all(load_lock(path), cache_dir=cache_dir, sources=("cache", "pypi"), offline=True)
+    error = caught.value
+    assert (
+        error.entry == f'repos."{repo}"' and f"nothing vouches for commit {edited}" in error.problem
+    )
+    assert f'restore commit = "{true}"' in error.fix and f"itm bump {repo} {edited}" in error.fix
+
+
+def test_gpt2s_commit_edited_everywhere_in_the_real_lock_is_caught_with_no_network(
+    lock, tmp_path: Path
+) -> None:
+    """Edited wherever it appears, the commit id no longer matches git's own objects recorded
+    for it ([[commits]]): the lock does not load, with no clone and no network."""
+    true = lock.repos["openai/gpt-2"].commit
+    path = tmp_path / "lock.toml"
+    path.write_text(SITE_LOCK.read_text(encoding="utf-8").replace(true, "e" * 40), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    assert caught.value.entry == "commits openai/gpt-2"
+    assert f"hashes to {true}" in caught.value.problem

@@ -97,7 +97,8 @@ def lock_file(tmp_path: Path, files: str = "") -> Path:
 def files_table(sha1_git: str = BLOB, sha256: str | None = None) -> str:
     digest = sha256 or hashlib.sha256(TOY_V1.encode()).hexdigest()
     return (
-        f'\n[[files]]\nrepo = "{REPO}"\npath = "{PATH}"\nsha256 = "{digest}"\n'
+        f'\n[[files]]\nrepo = "{REPO}"\ncommit = "{COMMIT}"\npath = "{PATH}"\n'
+        f'sha256 = "{digest}"\n'
         f'sha1_git = "{sha1_git}"\nevidence = "made up for a test"\n'
     )
 
@@ -121,7 +122,10 @@ def test_verify_online_records_the_blob_id_and_asks_the_archive(
         assert recorded.sha1_git == hash_object(TOY_V1.encode())
         assert recorded.sha256 == hashlib.sha256(TOY_V1.encode()).hexdigest()
         assert COMMIT in recorded.evidence and "GitHub" in recorded.evidence
-        capsys.readouterr()
+        assert recorded.commit == COMMIT  # it vouches for this commit only
+        # GitHub's raw files carry no git objects: none are recorded, and the run says so
+        assert load_lock(path).commits == ()
+        assert f"git's objects not recorded (no clone of {REPO} given" in capsys.readouterr().out
         server.routes[f"/api/1/content/sha1_git:{BLOB}/"] = [content_reply(BLOB)]
         assert main(["verify", "--online", "--lock", str(path)]) == 0
     out = capsys.readouterr().out

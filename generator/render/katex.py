@@ -27,7 +27,11 @@ from generator.store import Store, key_of, sha256_hex
 
 VERSION = 6  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
-OPTIONS = {"throwOnError": True, "output": "htmlAndMathml"}
+# maxSize caps every size a formula states (\rule{100000em}{100000em}, \kern, \hspace) at that
+# many ems, wider than any page's text; KaTeX leaves it unbounded by default. Its maxExpand
+# (macro expansions, default 1000) is bounded already.
+MAX_SIZE_EM = 20
+OPTIONS = {"throwOnError": True, "output": "htmlAndMathml", "maxSize": MAX_SIZE_EM}
 # KaTeX's time grows faster than a formula's length (20,000 characters: 1 s; 100,000: 16 s; 2 MB
 # ran past minutes), so a longer one is refused before V8 sees it. The site's longest is 381.
 LONGEST_TEX = 10_000

@@ -22,6 +22,7 @@ from generator.sources.lock import (
     MAX_TEXT_BYTES,
     FileId,
     Lock,
+    Mirror,
     Pin,
     Range,
     Repo,
@@ -32,7 +33,7 @@ from generator.sources.lock import (
     parse_line_spec,
     write_lock,
 )
-from generator.sources.resolve import SOURCES, FullFile, Resolver
+from generator.sources.resolve import GIT_DIRS_SETTING, SOURCES, FullFile, Resolver, check_clones
 from generator.sources.swh import ArchiveError, archived, core
 from generator.sources.symbols import SymbolError, symbol_range
 from generator.store import read_regular
@@ -156,16 +157,29 @@ def _settings(site: SiteLock) -> Settings:
 
 
 def _resolver(
-    args: argparse.Namespace, site: SiteLock, lock: Lock, default_repo: str | None, **options
+    args: argparse.Namespace,
+    site: SiteLock,
+    lock: Lock,
+    default_repo: str | None,
+    *,
+    commits: dict[str, str] | None = None,
+    **options,
 ) -> Resolver:
-    """A resolver for the site's settings, the flags winning over them."""
+    """A resolver for the site's settings, the flags winning over them. Every clone given is
+    checked first (a folder in a git repository holding the commit needed: the lock's, or the
+    one in `commits`), so a command never answers from its cache for a clone it was told to
+    read."""
     settings = _settings(site)
+    given = _git_dirs(args.git, default_repo, lock)
+    configured = {k: v for k, v in settings.git_dirs.items() if k not in given}
+    check_clones(lock, configured, option=GIT_DIRS_SETTING, commits=commits)
+    check_clones(lock, given, option="--git", commits=commits)
     return Resolver.for_settings(
         lock,
         settings,
         cache_dir=args.cache_dir or settings.cache_dir,
         offline=not getattr(args, "online", False) and (args.offline or settings.offline),
-        git_dirs={**settings.git_dirs, **_git_dirs(args.git, default_repo, lock)},
+        git_dirs={**configured, **given},
         log=_say,
         **options,
     )
@@ -180,6 +194,7 @@ def file_entry(repo: Repo, path: str, file: FullFile, command: str) -> FileId:
     )
     return FileId(
         repo=repo.name,
+        commit=repo.commit,
         path=path,
         sha256=file.sha256,
         sha1_git=file.sha1_git,
@@ -258,12 +273,33 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.raise_evidence and not known:
             raised = raised.with_file(file_entry(lock.repos[repo_name], path, file, command))
             print(f"     recorded its ids in [[files]] (Software Heritage: {core(file.sha1_git)})")
+    if args.raise_evidence:
+        raised = _record_proofs(resolver, raised, {repo for repo, _ in resolver.files_read})
     if args.online:
         _ask_the_archive(resolver, raised)
     if raised is not lock:
         write_lock(raised)
         print(f"wrote {lock.display}")
     return 1 if failures else 0
+
+
+def _record_proofs(resolver: Resolver, lock: Lock, repos: set[str]) -> Lock:
+    """The lock with git's objects of each repo's commit down to every file it records there
+    ([[commits]]), read from the repo's clone; a repo read only from GitHub gets none (its raw
+    files carry no git objects), and says so."""
+    for name in sorted(repos):
+        repo = lock.repos[name]
+        paths = [f.path for f in lock.files if f.repo == name and lock.vouches(f)]
+        proof = resolver.commit_proof(repo, repo.commit, paths)
+        if isinstance(proof, str):
+            print(f"commit {name} {repo.short}: git's objects not recorded ({proof})")
+        elif proof != lock.proof(name):
+            lock = lock.with_proof(proof)
+            print(
+                f"commit {name} {repo.short}: recorded git's objects in [[commits]] (the commit"
+                f" and {len(proof.trees)} tree(s): {len(paths)} file(s) checked offline)"
+            )
+    return lock
 
 
 def _ask_the_archive(resolver: Resolver, lock: Lock) -> None:
@@ -398,6 +434,8 @@ def run_pin(args: argparse.Namespace) -> int:
     new_lock = lock.with_pin(pin)
     if file.read_at_pin and lock.file_id(repo.name, args.path) is None:
         new_lock = new_lock.with_file(file_entry(repo, args.path, file, "itm pin"))
+        if file.origin.startswith("git:"):
+            new_lock = _record_proofs(resolver, new_lock, {repo.name})
     print(
         f"{pin.id}: {repo.name} {args.path} {format_ranges(ranges)}"
         f"{f' (symbol {pin.symbol})' if pin.symbol else ''} sha256 {pin.sha256}"
@@ -429,7 +467,7 @@ def run_bump(args: argparse.Namespace) -> int:
         )
     check_commit(args.commit, file=lock.display, entry=args.repo)
     new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
-    resolver = _resolver(args, site, lock, args.repo)
+    resolver = _resolver(args, site, lock, args.repo, commits={repo.name: args.commit})
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
     updated: list[Pin] = []
@@ -456,16 +494,66 @@ def run_bump(args: argparse.Namespace) -> int:
     if blocked:
         print("not written: every excerpt must re-resolve first")
         return 1
-    # the repo's [[files]] ids were of the old commit: those of the files just read replace them
+    # the repo's [[files]] ids were of the old commit: those of the files just read replace them;
+    # its mirrors move to the new commit only where their lines are checked there
     kept = tuple(f for f in lock.files if f.repo != repo.name)
-    new_lock = replace(lock, repos={**lock.repos, repo.name: new_repo}, files=kept)
+    mirrors = tuple(
+        rebind_mirror(mirror, lock, new_repo, files, resolver)
+        if mirror.repo == repo.name
+        else mirror
+        for mirror in lock.mirrors
+    )
+    new_lock = replace(
+        lock,
+        repos={**lock.repos, repo.name: new_repo},
+        files=kept,
+        mirrors=mirrors,
+        commits=tuple(c for c in lock.commits if c.repo != repo.name),  # of the old commit
+    )
     for pin in updated:
         new_lock = new_lock.with_pin(pin)
     for path, file in files.items():
         new_lock = new_lock.with_file(file_entry(new_repo, path, file, "itm bump"))
+    new_lock = _record_proofs(resolver, new_lock, {repo.name})
     write_lock(new_lock)
     print(f"wrote {lock.display}")
     return 0
+
+
+def rebind_mirror(
+    mirror: Mirror, lock: Lock, new_repo: Repo, files: dict[str, FullFile], resolver: Resolver
+) -> Mirror:
+    """The mirror at the new commit when its lines are the new file's (the whole file unchanged,
+    or its windows compared line by line); else as it was, vouching for its old commit only."""
+    label = f"  mirror {mirror.spec} {mirror.member}"
+    if not lock.vouches(mirror):
+        return mirror  # already of another commit: nothing here checks it
+    file = files.get(mirror.path)
+    if file is None:
+        print(f"{label}: stays at {mirror.commit[:12]} (no excerpt of {mirror.path} was read)")
+        return mirror
+    moved = replace(mirror, commit=new_repo.commit)
+    old = lock.file_id(mirror.repo, mirror.path)
+    if old is not None and old.sha1_git == file.sha1_git:
+        print(f"{label}: moves to {new_repo.short} ({mirror.path} is unchanged)")
+        return moved
+    lines = resolver.mirror_lines(mirror)
+    windows = mirror.lines or ((1, len(file.lines)),)
+    same = not isinstance(lines, str) and all(
+        fits(lines, (w,), mirror.offset)
+        and cut(lines, (w,), mirror.offset) == cut(file.lines, (w,))
+        for w in windows
+    )
+    if mirror.lines == () and not isinstance(lines, str):
+        same = same and len(lines) == len(file.lines)
+    if same:
+        print(f"{label}: moves to {new_repo.short} (its lines are the new file's)")
+        return moved
+    why = lines if isinstance(lines, str) else f"its lines differ from {mirror.path}'s there"
+    print(
+        f"{label}: stays at {mirror.commit[:12]}, vouching for nothing at {new_repo.short} ({why})"
+    )
+    return mirror
 
 
 class Change:

@@ -1,13 +1,21 @@
 """The pin lock (a site's lock file, sources/lock.toml here): which upstream lines a site may
 show, and their hashes.
 
-One file, four tables:
+One file, five tables:
   [repos."OWNER/REPO"]  url, full 40-hex commit, license
-  [[files]]             a whole upstream file at the commit: its sha256 and git blob id
+  [[commits]]           git's own objects for a repo's commit: the commit's text and the trees
+                        down to each recorded file, so the commit is checked with no clone
+  [[files]]             a whole upstream file read at a commit: its sha256 and git blob id
                         (sha1_git, the core of its Software Heritage id), and how they were read
-  [[mirrors]]           a registry archive that carries verbatim lines of an upstream file
-                        (optional lines = upstream windows it vouches for, offset = shift)
+  [[mirrors]]           a registry archive that carries verbatim lines of an upstream file at a
+                        commit (optional lines = upstream windows it vouches for, offset = shift)
   [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
+
+A [[files]] or [[mirrors]] entry names the commit it was checked at, and vouches for that
+commit only: when a repo's commit changes (by hand, or `itm bump`), evidence gathered at another
+commit no longer counts (`Lock.file_id`, `Lock.vouches`), so no card links a commit nothing
+checked. Where [[commits]] records the commit's objects, they must hash to the commit and name
+the blob each [[files]] entry records: a commit id changed everywhere in the lock is caught too.
 
 `load_lock` parses and validates; every problem is an InputError naming the file, the entry
 and the fix. The validator is ours on purpose: a schema library (jsonschema, pydantic) reports
@@ -27,6 +35,7 @@ from pathlib import Path
 
 from generator.checked_io import write_output
 from generator.errors import InputError
+from generator.sources.gitobjects import CommitProof, ProofError
 from generator.store import read_regular
 
 # How the text pinned in the lock was confirmed, strongest first. The site shows the
@@ -56,10 +65,21 @@ _EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 _REPO_KEYS = ("url", "commit", "license")
-_MIRROR_KEYS = ("repo", "path", "package", "version", "filename", "sha256", "member", "note")
+_MIRROR_KEYS = (
+    "repo",
+    "commit",
+    "path",
+    "package",
+    "version",
+    "filename",
+    "sha256",
+    "member",
+    "note",
+)
 _MIRROR_PLACEMENT = ("lines", "offset")  # optional: where the mirror vouches for upstream lines
 _EXCERPT_KEYS = ("id", "repo", "path", "symbol", "lines", "sha256", "evidence_level", "evidence")
-_FILE_KEYS = ("repo", "path", "sha256", "sha1_git", "evidence")
+_FILE_KEYS = ("repo", "commit", "path", "sha256", "sha1_git", "evidence")
+_COMMIT_KEYS = ("repo", "commit", "object", "trees")
 
 
 @dataclass(frozen=True)
@@ -78,9 +98,10 @@ class Repo:
 
 @dataclass(frozen=True)
 class Mirror:
-    """A package-registry archive holding verbatim lines of one upstream file."""
+    """A package-registry archive holding verbatim lines of one upstream file at a commit."""
 
     repo: str
+    commit: str  # the commit whose file its lines were compared with: it vouches for no other
     path: str  # upstream path the mirror stands in for
     package: str  # "gpt-2-finetuning"
     version: str  # "1.0.14"
@@ -104,10 +125,11 @@ class Mirror:
 
 @dataclass(frozen=True)
 class FileId:
-    """A whole upstream file at its repo's pinned commit, as read once in full: its sha256 and
-    its git blob id (sha1_git), which is the core of its Software Heritage id (SWHID)."""
+    """A whole upstream file at a commit, as read once in full: its sha256 and its git blob id
+    (sha1_git), which is the core of its Software Heritage id (SWHID)."""
 
     repo: str
+    commit: str  # where it was read: the ids say nothing about the file at another commit
     path: str
     sha256: str  # of the file's bytes
     sha1_git: str  # git's blob id: sha1 of b"blob <size>\0" + the bytes
@@ -135,6 +157,7 @@ class Lock:
     mirrors: tuple[Mirror, ...]
     pins: tuple[Pin, ...]
     files: tuple[FileId, ...] = ()
+    commits: tuple[CommitProof, ...] = ()  # at most one a repo
     display: str = ""  # the path as messages show it (relative to the site when inside it)
 
     def __post_init__(self) -> None:
@@ -155,17 +178,43 @@ class Lock:
         )
 
     def mirrors_for(self, repo: str, path: str) -> tuple[Mirror, ...]:
+        """Every mirror of the file, whichever commit it vouches for (see `vouches`)."""
         return tuple(m for m in self.mirrors if m.repo == repo and m.path == path)
 
+    def vouches(self, evidence: Mirror | FileId | CommitProof) -> bool:
+        """Whether a [[mirrors]], [[files]] or [[commits]] entry is of its repo's pinned commit."""
+        return evidence.commit == self.repos[evidence.repo].commit
+
+    def proof(self, repo: str) -> CommitProof | None:
+        """git's objects of the repo's pinned commit, when [[commits]] records them."""
+        found = next((c for c in self.commits if c.repo == repo), None)
+        return found if found is not None and self.vouches(found) else None
+
     def file_id(self, repo: str, path: str) -> FileId | None:
-        """The whole file's recorded ids at the repo's commit, when it has been read in full."""
+        """The whole file's recorded ids at the repo's pinned commit, when it has been read there
+        in full (an entry read at another commit says nothing about this one)."""
+        found = self.recorded_file(repo, path)
+        return found if found is not None and self.vouches(found) else None
+
+    def recorded_file(self, repo: str, path: str) -> FileId | None:
+        """The file's [[files]] entry, at whichever commit it was read."""
         return next((f for f in self.files if f.repo == repo and f.path == path), None)
+
+    def evidence(self, repo: str) -> list[CommitProof | FileId | Mirror]:
+        """The repo's [[commits]], [[files]] and [[mirrors]] entries: each of one commit."""
+        entries: list[CommitProof | FileId | Mirror] = [*self.commits, *self.files, *self.mirrors]
+        return [e for e in entries if e.repo == repo]
+
+    def with_proof(self, new: CommitProof) -> Lock:
+        """A copy with `new` replacing the repo's [[commits]] entry, or appended."""
+        kept = tuple(c for c in self.commits if c.repo != new.repo)
+        return replace(self, commits=(*kept, new))
 
     def with_file(self, new: FileId) -> Lock:
         """A copy with `new` replacing the entry of the same file, or appended."""
         same = (new.repo, new.path)
         files = [new if (f.repo, f.path) == same else f for f in self.files]
-        if self.file_id(*same) is None:
+        if self.recorded_file(*same) is None:
             files.append(new)
         return replace(self, files=tuple(files))
 
@@ -240,7 +289,9 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
     def fail(entry: str, problem: str, fix: str) -> InputError:
         return InputError(problem, file=file, entry=entry, fix=fix)
 
-    _check_keys(data, ("version", "repos", "files", "mirrors", "excerpts"), "top level", fail)
+    _check_keys(
+        data, ("version", "repos", "commits", "files", "mirrors", "excerpts"), "top level", fail
+    )
     if data.get("version", 1) != 1:
         raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
 
@@ -292,8 +343,26 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
                 "delete the duplicate [[files]] entry",
             )
         files.append(found)
+    commits: list[CommitProof] = []
+    for i, table in enumerate(_table_list(data, "commits", fail)):
+        proof = _parse_commit(i, table, repos, fail)
+        if any(c.repo == proof.repo for c in commits):
+            raise fail(
+                f"commits {proof.repo}",
+                "the repo's commit is recorded twice",
+                "keep one [[commits]] entry a repo: the one of its pinned commit",
+            )
+        commits.append(proof)
+    for found in files:
+        _check_file_in_commit(found, commits, fail)
     return Lock(
-        path=path, repos=repos, mirrors=mirrors, pins=tuple(pins), files=tuple(files), display=file
+        path=path,
+        repos=repos,
+        mirrors=mirrors,
+        pins=tuple(pins),
+        files=tuple(files),
+        commits=tuple(commits),
+        display=file,
     )
 
 
@@ -307,11 +376,13 @@ def _table_list(data: dict, key: str, fail) -> list:
 def _parse_file(index: int, table: dict, repos: dict[str, Repo], fail) -> FileId:
     entry = f"files[{index}]"
     _check_keys(table, _FILE_KEYS, entry, fail)
+    _evidence_commit(table, entry, fail, "the commit the whole file was read at")
     values = {key: _string(table, key, entry, fail) for key in _FILE_KEYS}
     found = FileId(**values)
     entry = f"files {found.repo} {found.path}"
     if found.repo not in repos:
         raise fail(entry, f"unknown repo {found.repo!r}", _known_repos_fix(repos))
+    _check_commit(found.commit, entry, fail)
     _check_path(found.path, entry, fail)
     _check_sha256(found.sha256, entry, fail, "the whole file")
     if not _SHA1_GIT.fullmatch(found.sha1_git):
@@ -324,6 +395,64 @@ def _parse_file(index: int, table: dict, repos: dict[str, Repo], fail) -> FileId
     if not found.evidence.strip():
         raise fail(entry, "empty evidence", "say how the whole file was read")
     return found
+
+
+def _parse_commit(index: int, table: dict, repos: dict[str, Repo], fail) -> CommitProof:
+    entry = f"commits[{index}]"
+    _check_keys(table, _COMMIT_KEYS, entry, fail)
+    repo, commit, text = (_string(table, key, entry, fail) for key in ("repo", "commit", "object"))
+    entry = f"commits {repo}"
+    if repo not in repos:
+        raise fail(entry, f"unknown repo {repo!r}", _known_repos_fix(repos))
+    _check_commit(commit, entry, fail)
+    trees = table.get("trees", [])
+    if not isinstance(trees, list) or not all(isinstance(t, str) for t in trees):
+        raise fail(entry, "trees must be a list of strings", "write trees = ['''...''', ...]")
+    proof = CommitProof(repo=repo, commit=commit, text=text, trees=tuple(trees))
+    try:
+        proof.check()
+    except ProofError as error:
+        raise fail(
+            entry,
+            f"{error}: the commit id was changed without its objects",
+            "if the commit was edited by hand, restore the id the object hashes to (here and in"
+            f' [repos."{repo}"]); to move the pin, run `itm bump {repo} COMMIT --git DIR --write`,'
+            " which records the new commit's objects",
+        ) from None
+    return proof
+
+
+def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail) -> None:
+    """Where [[commits]] records the trees down to a [[files]] entry read at that commit, they
+    must name the same blob."""
+    proof = next((c for c in commits if (c.repo, c.commit) == (found.repo, found.commit)), None)
+    if proof is None:
+        return
+    try:
+        blob = proof.blob_at(found.path)
+    except ProofError as error:
+        problem = str(error)
+    else:
+        if blob is None or blob == found.sha1_git:
+            return
+        problem = f"the commit's trees name blob {blob}, not the recorded {found.sha1_git}"
+    raise fail(
+        f"files {found.repo} {found.path}",
+        f"{problem} (commit {found.commit[:12]}, recorded under [[commits]])",
+        "record the file again from a clone of the commit (delete this entry, then `itm verify"
+        " --git REPO=DIR --raise-evidence`), or restore the lock",
+    )
+
+
+def _evidence_commit(table: dict, entry: str, fail, what: str) -> None:
+    """A [[files]] or [[mirrors]] entry must say which commit it vouches for."""
+    if "commit" not in table:
+        raise fail(
+            entry,
+            "missing 'commit': evidence that names no commit vouches for none",
+            f'add commit = "<40 hex>", {what} (`itm pin`, `itm bump` and `itm verify'
+            " --raise-evidence` write it for [[files]])",
+        )
 
 
 def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
@@ -422,6 +551,9 @@ def _check_sha256(value: str, entry: str, fail, what: str) -> None:
 def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirror:
     entry = f"mirrors[{index}]"
     _check_keys(table, _MIRROR_KEYS + _MIRROR_PLACEMENT, entry, fail)
+    _evidence_commit(
+        table, entry, fail, "the commit whose file you compared the member's lines with"
+    )
     values = {key: _string(table, key, entry, fail, required=key != "note") for key in _MIRROR_KEYS}
     offset = table.get("offset", 0)
     if not isinstance(offset, int) or isinstance(offset, bool):
@@ -431,6 +563,7 @@ def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirr
     entry = f"mirror {mirror.spec}"
     if mirror.repo not in repos:
         raise fail(entry, f"unknown repo {mirror.repo!r}", _known_repos_fix(repos))
+    _check_commit(mirror.commit, entry, fail)
     _check_path(mirror.path, entry, fail)
     _check_path(mirror.member, entry, fail, key="member")
     _check_sha256(mirror.sha256, entry, fail, "the archive file")
@@ -588,9 +721,10 @@ _HEADER = """\
 # them with the upstream line numbers below. Change this file with `itm pin` and `itm bump`
 # (they rewrite it in this canonical form); check it with `itm verify`.
 #
-# files: a whole upstream file read at the commit (git or GitHub): its sha256 and its git blob
+# files: a whole upstream file read at a commit (git or GitHub): its sha256 and its git blob
 # id (sha1_git), which names it in Software Heritage (swh:1:cnt:<sha1_git>). Recorded by
-# `itm pin` and `itm verify --raise-evidence`; a build that reads the file checks both.
+# `itm pin`, `itm bump` and `itm verify --raise-evidence`; a build that reads the file checks
+# both. An entry vouches only while its commit is the repo's commit.
 #
 # excerpts: lines are inclusive upstream line ranges at the repo's commit; symbol (when given)
 # is the dotted Python name that resolves to those lines; sha256 covers the lines, each ending
@@ -598,13 +732,26 @@ _HEADER = """\
 # see EVIDENCE_LEVELS in generator/sources/lock.py), and evidence says how the text was checked.
 #
 # mirrors: a registry archive vouches only for the upstream lines it lists (lines; all when
-# absent), found at upstream line + offset in its member file; any other placement is refused.
-# A member whose runs moved by different amounts is listed once per offset.
+# absent) of the file at its commit (the repo's commit, or it vouches for nothing), found at
+# upstream line + offset in its member file; any other placement is refused. A member whose
+# runs moved by different amounts is listed once per offset.
 """
 
 
 def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # JSON escapes are valid TOML basic strings
+
+
+def _toml_text(value: str) -> str:
+    """Text of many lines as a multi-line TOML string that reads back exactly: one line of the
+    lock a line of text, escapes for quotes, backslashes and control characters (a tab too),
+    and a line's trailing spaces spelled \\u0020 so that an editor trimming lines breaks nothing."""
+    lines = []
+    for line in value.split("\n"):
+        escaped = json.dumps(line, ensure_ascii=False)[1:-1].replace("\x7f", "\\u007f")
+        kept = escaped.rstrip(" ")
+        lines.append(kept + "\\u0020" * (len(escaped) - len(kept)))
+    return '"""\n' + "\n".join(lines) + '"""'
 
 
 def dump_lock(lock: Lock) -> str:
@@ -615,6 +762,12 @@ def dump_lock(lock: Lock) -> str:
         out.append(f"url = {_toml_str(repo.url)}\n")
         out.append(f"commit = {_toml_str(repo.commit)}\n")
         out.append(f"license = {_toml_str(repo.license)}\n")
+    for proof in lock.commits:
+        out.append("\n[[commits]]\n")
+        out.append(f"repo = {_toml_str(proof.repo)}\ncommit = {_toml_str(proof.commit)}\n")
+        out.append(f"object = {_toml_text(proof.text)}\n")
+        trees = "".join(f"\n{_toml_text(tree)}," for tree in proof.trees)
+        out.append(f"trees = [{trees}\n]\n")
     for file in lock.files:
         out.append("\n[[files]]\n")
         for key in _FILE_KEYS:

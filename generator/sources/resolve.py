@@ -10,12 +10,17 @@ A whole file read from git or GitHub is also checked against the lock's [[files]
 --raise-evidence` record). Every excerpt carries its file's blob id from the lock, if recorded:
 the core of its Software Heritage id.
 
+Evidence is bound to the repo's commit: the cache by its key, a mirror by the commit it names
+(one checked at another commit vouches for nothing here), a [[files]] entry likewise. A commit
+that no source can vouch for stops the build with an error naming the repo's entry.
+
     excerpts = resolve_excerpts(lock, settings)   # the plugins and the commands call this
 """
 
 from __future__ import annotations
 
 import subprocess
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +28,7 @@ from urllib.parse import quote
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
+from generator.sources.clones import GIT_DEADLINE, check_clone, git, read_commit_proof
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -33,6 +39,7 @@ from generator.sources.excerpt import (
     split_lines,
 )
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
+from generator.sources.gitobjects import CommitProof, ProofError
 from generator.sources.lock import FileId, Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
 from generator.sources.swh import git_blob_id
@@ -40,7 +47,7 @@ from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "github", "pypi")
-GIT_DEADLINE = 120.0  # seconds for one git command on a local clone
+GIT_DIRS_SETTING = "ITM_GIT_DIRS (or the plugin's git_dirs option)"
 LARGEST_SOURCE = 16 << 20  # bytes of one pinned upstream file read from a clone
 
 Log = Callable[[str], None]
@@ -214,9 +221,17 @@ class Resolver:
         return self._from_full_file(pin, repo, found)
 
     def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
-        mirrors = self.lock.mirrors_for(repo.name, pin.path)
-        if not mirrors:
+        listed = self.lock.mirrors_for(repo.name, pin.path)
+        if not listed:
             tried.append(f"pypi: no [[mirrors]] entry for {pin.path}")
+            return None
+        mirrors = tuple(m for m in listed if self.lock.vouches(m))
+        for commit in sorted({m.commit for m in listed if not self.lock.vouches(m)}):
+            tried.append(
+                f"pypi: the [[mirrors]] of {pin.path} checked at {commit[:12]} do not vouch for"
+                f" its lines at {repo.short}"
+            )
+        if not mirrors:
             return None
         if not pin.ranges:
             tried.append("pypi: the lock records no lines for this symbol (mirrors check lines)")
@@ -231,7 +246,7 @@ class Resolver:
                     f" not {format_ranges(pin.ranges)}"
                 )
                 continue
-            lines = self._mirror_lines(mirror)
+            lines = self.mirror_lines(mirror)
             if isinstance(lines, str):
                 tried.append(f"pypi:{mirror.spec}: {lines}")
                 continue
@@ -377,19 +392,24 @@ class Resolver:
             self._files[key] = self._git_show(Path(directory), path, commit)
         return self._files[key]
 
+    def commit_proof(self, repo: Repo, commit: str, paths: list[str]) -> CommitProof | str:
+        """git's objects of `commit` down to each of `paths`, from the repo's clone (what
+        `itm pin`, `itm bump` and `itm verify --raise-evidence` record), or why not."""
+        directory = self.git_dirs.get(repo.name)
+        if directory is None:
+            return f"no clone of {repo.name} given (GitHub's raw files carry no git objects)"
+        try:
+            return read_commit_proof(Path(directory), repo.name, commit, paths)
+        except ProofError as error:
+            return str(error)
+
     def _git_show(self, directory: Path, path: str, commit: str) -> FullFile | str:
         """`git show COMMIT:PATH`: the blob at the commit, never the working tree."""
-
-        def git(*args: str) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run(
-                ["git", "-C", str(directory), *args], capture_output=True, timeout=GIT_DEADLINE
-            )
-
         try:
-            size = git("cat-file", "-s", f"{commit}:{path}")  # before reading it whole
+            size = git(directory, "cat-file", "-s", f"{commit}:{path}")  # before reading it
             if size.returncode == 0 and int(size.stdout.strip() or 0) > LARGEST_SOURCE:
                 return f"{path} at {commit[:12]} is larger than {LARGEST_SOURCE:,} bytes"
-            shown = git("show", "--no-textconv", f"{commit}:{path}")
+            shown = git(directory, "show", "--no-textconv", f"{commit}:{path}")
         except FileNotFoundError:
             return "the git program is not installed"
         except subprocess.TimeoutExpired:
@@ -400,7 +420,7 @@ class Resolver:
             except ValueError as error:
                 return str(error)
             # git names the blob by the hash of its bytes: ours must be the same id
-            named = git("rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+            named = git(directory, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
             if named.stdout.decode(errors="replace").strip() != file.sha1_git:
                 return (
                     f"git's id of {path} at {commit[:12]} is not the hash of the bytes it showed"
@@ -408,7 +428,7 @@ class Resolver:
                 )
             self.log(f"git: read {path} at {commit[:12]} from {directory}")
             return file
-        if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        if git(directory, "cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
             stderr = shown.stderr.decode(errors="replace").strip().splitlines()
             if not directory.is_dir() or (stderr and "not a git repository" in stderr[-1]):
                 return f"{directory} is not a git checkout"
@@ -429,7 +449,8 @@ class Resolver:
                 self._files[key] = str(error)
         return self._files[key]
 
-    def _mirror_lines(self, mirror: Mirror) -> list[str] | str:
+    def mirror_lines(self, mirror: Mirror) -> list[str] | str:
+        """The lines of the mirror's member (cache, or the index when online), or why not."""
         if mirror not in self._mirrors:
             try:
                 http = None if self.offline else self.http
@@ -448,6 +469,23 @@ class Resolver:
         return InputError(problem, file=self.lock.display, entry=pin.id, fix=fix)
 
     def _unresolved(self, pin: Pin, tried: list[str]) -> InputError:
+        repo = self.lock.repos[pin.repo]
+        commits = Counter(e.commit for e in self.lock.evidence(repo.name))
+        if commits and repo.commit not in commits:
+            # the lock's evidence is all of another commit: the commit was changed alone
+            checked = commits.most_common(1)[0][0]
+            return InputError(
+                f"nothing vouches for commit {repo.commit}: the lock's evidence for"
+                f" {repo.name} ([[files]], [[mirrors]], [[commits]]) was checked at"
+                f" {checked[:12]}…, and no clone or GitHub confirmed excerpt {pin.id} at"
+                f" {repo.short} (" + "; ".join(tried) + ")",
+                file=self.lock.display,
+                entry=f'repos."{repo.name}"',
+                fix=f'if the commit was edited by hand, restore commit = "{checked}"; to move the'
+                f" pin, run `itm bump {repo.name} {repo.commit} --git DIR --write` with a clone"
+                " that holds it (or where GitHub is reachable), which checks every excerpt and"
+                " records the new commit's evidence",
+            )
         if self.offline:
             fix = (
                 "the cache holds neither this text nor a mirror archive that carries it: build"
@@ -477,6 +515,7 @@ def resolve_excerpts(
 
     Raises InputError (the lock's file, the excerpt's id, the fix) for the first excerpt that
     cannot be resolved or does not match its hash."""
+    check_clones(lock, options.get("git_dirs", settings.git_dirs), option=GIT_DIRS_SETTING)
     resolver = Resolver.for_settings(lock, settings, log=log, **options)
     pins = [lock.pin(excerpt_id) for excerpt_id in ids] if ids is not None else list(lock.pins)
     return {pin.id: resolver.resolve(pin) for pin in pins}
@@ -502,6 +541,22 @@ def resolve_all(
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
 
 
+def check_clones(
+    lock: Lock,
+    git_dirs: Mapping[str, Path],
+    *,
+    option: str,
+    commits: Mapping[str, str] | None = None,
+) -> None:
+    """Each clone given (by `option`: "--git", or ITM_GIT_DIRS and the plugins' git_dirs) must
+    be a git clone holding its repo's commit in the lock (or in `commits`, for `itm bump`);
+    InputError naming the option, the path and the fix otherwise."""
+    for name, directory in git_dirs.items():
+        repo = lock.repos.get(name)
+        commit = (commits or {}).get(name) or (repo.commit if repo else None)
+        check_clone(Path(directory), repo=name, commit=commit, option=option)
+
+
 def _by_member(mirrors: tuple[Mirror, ...]) -> list[list[Mirror]]:
     """The mirrors grouped by archive member (one entry per offset), in lock order."""
     groups: dict[tuple[str, str, str], list[Mirror]] = {}
@@ -522,7 +577,9 @@ def location_key(pin: Pin, repo: Repo, file: FileId | None = None) -> str:
     the whole file's ids when the lock records them (a changed id is checked again, against the
     file, before an excerpt of it is shown with it)."""
     ids = (file.sha256, file.sha1_git) if file else ()
-    return key_of("excerpt", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
+    # "excerpt@commit": entries of earlier versions may hold lines a mirror vouched for at a
+    # commit it was not checked at
+    return key_of("excerpt@commit", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
 
 
 def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:
