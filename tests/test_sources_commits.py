@@ -157,6 +157,25 @@ def test_a_recorded_blob_the_trees_contradict_is_refused(tmp_path: Path, upstrea
     )
 
 
+def test_an_edited_commit_object_is_not_blamed_on_the_id(tmp_path: Path, upstream) -> None:
+    """When the object's text was edited and the id left alone, the message must not tell the
+    reader to put in the id the edited text hashes to (a commit that does not exist)."""
+    directory, commit = upstream
+    path = proven_lock(tmp_path, directory, commit)
+    lock = load_lock(path)
+    proof = lock.proof(REPO)
+    assert proof is not None
+    edited = replace(proof, text=proof.text.replace("\n\n", "\n\nEdited. ", 1))
+    wrong = object_id("commit", edited.text.encode())
+    path.write_text(dump_lock(replace(lock, commits=(edited,))))
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    error = caught.value
+    assert error.entry == f"commits {REPO}"
+    assert "changed without its objects" not in error.problem
+    assert "edited" in error.problem and wrong not in error.fix
+
+
 def test_the_commit_text_survives_an_editor_that_trims_lines(tmp_path: Path, upstream) -> None:
     """A commit message with trailing spaces, quotes, backslashes, a tab and non-ASCII text is
     written so that it reads back byte for byte, even after every line of the lock is trimmed."""

@@ -414,10 +414,11 @@ def _parse_commit(index: int, table: dict, repos: dict[str, Repo], fail) -> Comm
     except ProofError as error:
         raise fail(
             entry,
-            f"{error}: the commit id was changed without its objects",
-            "if the commit was edited by hand, restore the id the object hashes to (here and in"
-            f' [repos."{repo}"]); to move the pin, run `itm bump {repo} COMMIT --git DIR --write`,'
-            " which records the new commit's objects",
+            f"{error}: the commit id, its object or its trees were edited",
+            "restore the lock as `itm pin`, `itm bump` or `itm verify --raise-evidence` wrote it"
+            " (if only the commit id was edited by hand, put back the id the object hashes to,"
+            f' here and in [repos."{repo}"]); to move the pin, run'
+            f" `itm bump {repo} COMMIT --git DIR --write`, which records the new commit's objects",
         ) from None
     return proof
 
