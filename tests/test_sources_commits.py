@@ -157,6 +157,21 @@ def test_a_recorded_blob_the_trees_contradict_is_refused(tmp_path: Path, upstrea
     )
 
 
+def test_a_blob_edited_in_files_and_in_its_tree_is_refused(tmp_path: Path, upstream) -> None:
+    """Editing a blob id in [[files]] and in the tree listing that names it keeps the two in
+    agreement, but that tree no longer hashes to the id its parent tree names: it is not the
+    commit's, and must not vouch for a Software Heritage id."""
+    directory, commit = upstream
+    path = proven_lock(tmp_path, directory, commit)
+    real = blob(directory, commit, OTHER)
+    path.write_text(path.read_text().replace(real, "9" * 40))
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    assert caught.value.entry == f"commits {REPO}"
+    assert "trees[" in caught.value.problem and "not a tree of the commit" in caught.value.problem
+    assert "restore the lock" in caught.value.fix
+
+
 def test_an_edited_commit_object_is_not_blamed_on_the_id(tmp_path: Path, upstream) -> None:
     """When the object's text was edited and the id left alone, the message must not tell the
     reader to put in the id the edited text hashes to (a commit that does not exist)."""

@@ -100,8 +100,16 @@ class CommitProof:
             )
         if not self.text.startswith("tree ") or len(self.text.split("\n", 1)[0]) != 45:
             raise ProofError("the commit object does not start with its tree's id")
-        for listing in self.trees:
-            entries(listing)
+        parents = {self.text.split("\n", 1)[0].removeprefix("tree ")}  # the root tree's id
+        for listing in self.trees:  # and every tree a recorded tree names (each line checked)
+            parents |= {id_ for kind, id_ in entries(listing).values() if kind == "tree"}
+        for index, listing in enumerate(self.trees):
+            tree_id = object_id("tree", tree_bytes(listing))
+            if tree_id not in parents:
+                raise ProofError(
+                    f"trees[{index}] hashes to {tree_id}, which is not a tree of the commit"
+                    " (neither its root tree nor one a recorded tree names)"
+                )
 
     def blob_at(self, path: str) -> str | None:
         """The blob id the commit holds at `path`; None when a tree on the way is not recorded.
