@@ -65,14 +65,17 @@ lint: $(BIN)/.test-deps
 # The browser tests (Chromium's renderers) and the rest (builds, numpy, torch) each keep about one
 # core busy, so they run side by side, as the two test jobs of .github/workflows/site.yml do, each
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
-# reaches both.
+# reaches both. A shell starts background commands with SIGINT ignored, so an interrupt (Ctrl-C)
+# or a TERM is passed on to both halves by the trap, which then removes the folder.
 test: $(BIN)/.test-deps chromium lint
-	@base=$$(mktemp -d); \
-	{ $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
-	    >$$base/browser.log 2>&1; echo $$? >$$base/browser.rc; } & \
-	$(BIN)/pytest -m "not browser" --basetemp=$$base/rest; rest=$$?; wait; \
+	@base=$$(mktemp -d); browser_pid=; rest_pid=; \
+	trap 'kill $$browser_pid $$rest_pid 2>/dev/null; wait; rm -rf "$$base"; exit 130' INT TERM; \
+	$(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
+	    >$$base/browser.log 2>&1 & browser_pid=$$!; \
+	$(BIN)/pytest -m "not browser" --basetemp=$$base/rest & rest_pid=$$!; \
+	wait $$rest_pid; rest=$$?; wait $$browser_pid; browser=$$?; trap - INT TERM; \
 	echo "==================== the browser tests, run beside the rest ===================="; \
-	cat $$base/browser.log; browser=$$(cat $$base/browser.rc); rm -rf $$base; \
+	cat $$base/browser.log; rm -rf "$$base"; \
 	echo "make test: the rest exited $$rest, the browser tests $$browser"; \
 	[ $$rest -eq 0 ] && [ $$browser -eq 0 ]
 
