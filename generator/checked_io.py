@@ -11,6 +11,7 @@ expects cannot be what was meant.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -102,7 +103,12 @@ def check_writable(folder: Path, *, fix: str) -> None:
 
 def write_output(path: Path, data: bytes) -> None:
     """write_atomic (all or nothing), an OSError (a read-only checkout, a full disk) becoming an
-    InputError naming the file; the file is left as it was."""
+    InputError naming the file; the file is left as it was. A file rewritten keeps its
+    permissions, a new one gets the umask's (write_atomic's temporary file is 0600)."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     try:
         write_atomic(path, data)
     except OSError as error:
@@ -112,3 +118,12 @@ def write_output(path: Path, data: bytes) -> None:
             fix="make its folder writable (a read-only checkout cannot take new pins) and free"
             " some disk space if it is full, then run the command again",
         ) from None
+    with contextlib.suppress(OSError):  # written whole already; only its mode could stay 0600
+        os.chmod(path, mode)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then restoring it)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask

@@ -528,3 +528,23 @@ def test_a_read_only_cache_is_warned_about_once_per_build(tmp_path, caplog, monk
     said = [r.getMessage() for r in caplog.records]
     assert sum("cannot write the cache" in m for m in said) == 1, said
     assert sum("cache.key" in m and "cannot" in m for m in said) == 1, said
+
+
+def test_a_rewritten_output_keeps_its_permissions_and_a_new_one_gets_the_umasks(
+    tmp_path: Path,
+) -> None:
+    """itm pin, bump and train-standin rewrite the lock, the pins and the stand-in in place: a
+    temporary file (mode 0600) renamed over a 0644 file made it unreadable to anyone else."""
+    from generator.checked_io import write_output
+
+    old = tmp_path / "lock.toml"
+    old.write_text("version = 1\n")
+    old.chmod(0o644)
+    write_output(old, b"version = 1\n# rewritten\n")
+    assert old.read_text().endswith("# rewritten\n") and (old.stat().st_mode & 0o777) == 0o644
+    umask = os.umask(0o022)
+    try:
+        write_output(tmp_path / "new.toml", b"version = 1\n")
+    finally:
+        os.umask(umask)
+    assert ((tmp_path / "new.toml").stat().st_mode & 0o777) == 0o644
