@@ -65,7 +65,7 @@ lint: $(BIN)/.test-deps
 # The browser tests (Chromium's renderers) and the rest (builds, numpy, torch) each keep about one
 # core busy, so they run side by side, as the two test jobs of .github/workflows/site.yml do, each
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
-# reaches both. A shell starts background commands with SIGINT ignored, so an interrupt (Ctrl-C)
+# reaches both: a half it leaves without tests exits 5, which passes unless both do. A shell starts background commands with SIGINT ignored, so an interrupt (Ctrl-C)
 # or a TERM is passed on to both halves by the trap, which then removes the folder.
 test: $(BIN)/.test-deps chromium lint
 	@base=$$(mktemp -d); browser_pid=; rest_pid=; \
@@ -77,7 +77,8 @@ test: $(BIN)/.test-deps chromium lint
 	echo "==================== the browser tests, run beside the rest ===================="; \
 	cat $$base/browser.log; rm -rf "$$base"; \
 	echo "make test: the rest exited $$rest, the browser tests $$browser"; \
-	[ $$rest -eq 0 ] && [ $$browser -eq 0 ]
+	ok() { [ $$1 -eq 0 ] || [ $$1 -eq 5 ]; }; \
+	ok $$rest && ok $$browser && [ $$((rest + browser)) -lt 10 ]
 
 bench: $(BIN)/.test-deps
 	$(BIN)/python bench/bench_build.py

@@ -73,6 +73,19 @@ def test_an_explicit_lock_wins(tmp_path: Path, monkeypatch, capsys) -> None:
     assert "2 of 2 excerpts verified" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("given", ["/dev/zero", "folder"])
+def test_a_lock_outside_any_site_is_named_whole(tmp_path: Path, monkeypatch, capsys, given) -> None:
+    """A --lock that is no regular file is refused naming the path as given (it said "zero")."""
+    lock = Path(given) if given.startswith("/") else tmp_path / "locks" / "site.toml"
+    if given == "folder":
+        lock.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "--offline", "--lock", str(lock)]) == 2
+    err = capsys.readouterr().err
+    shown = str(lock) if given.startswith("/") else "locks/site.toml"
+    assert err.startswith(f"error: {shown}: cannot read the lock"), err
+
+
 @pytest.mark.parametrize("case", ["no site", "no lock plugin", "broken mkdocs.yml"])
 def test_no_lock_to_be_found_is_a_clear_error(tmp_path: Path, monkeypatch, capsys, case) -> None:
     folder = tmp_path / "here"

@@ -148,7 +148,7 @@ def _site(args: argparse.Namespace) -> SiteLock:
 
 
 def _load(site: SiteLock) -> Lock:
-    return load_lock(site.path, root=site.root)
+    return load_lock(site.path, root=site.root if site.in_site else None)
 
 
 def _settings(site: SiteLock) -> Settings:

@@ -29,6 +29,7 @@ class SiteLock:
     path: Path  # the lock file
     root: Path  # the site's folder: settings' relative paths start here
     options: dict[str, Any] = field(default_factory=dict)  # the site plugin's options
+    in_site: bool = True  # False: a --lock of no site (root is its folder; messages name it whole)
 
 
 def find_config(start: Path) -> Path | None:
@@ -97,4 +98,4 @@ def find_lock(given: Path | None, cwd: Path) -> SiteLock:
             site = None
         if site is not None and site.path.resolve() == path.resolve():
             return site
-    return SiteLock(path, path.parent)
+    return SiteLock(path, path.parent, in_site=False)
