@@ -66,7 +66,11 @@ def test_a_card_shows_the_pinned_lines_with_their_upstream_numbers(good: ToySite
     assert all(code == upstream[n - 1] for n, code in shown), shown
     permalink = f"https://github.com/{REPO}/blob/{good.commit}/{PATH}#L{WIDGET[0]}-L{WIDGET[1]}"
     assert whole.select_one(".pinned-excerpt__source a")["href"] == permalink
-    assert "upstream" in whole.select_one(".pinned-excerpt__evidence").get_text()
+    from generator.render.code import EVIDENCE_WORDS
+
+    evidence = whole.select_one(".pinned-excerpt__evidence").get_text()
+    name, sentence = EVIDENCE_WORDS["upstream"]  # the toy lock's level, in readers' words
+    assert evidence == f"Evidence: {name}. {sentence}", evidence  # no commands, no backticks
     assert whole.select_one(".pinned-excerpt__swhid code").get_text() == good.swhid(*WIDGET)
     # a subset of the pinned lines: only those, numbered as upstream, the gap marked
     shown = numbered_lines(part)

@@ -64,8 +64,8 @@ class ExcerptCard(Block):
     commit: str  # 40 hex digits
     short: str  # the commit abbreviated
     license: str
-    level: str  # the evidence level
-    evidence: str  # how the text was confirmed
+    level: str  # how it was checked, in a reader's words ("read at the commit")
+    evidence: str  # the same in a sentence (render.code.EVIDENCE_WORDS)
     swhid: str | None  # the file's SWHID with the lines; None when not known
     runs: Markup  # where the numbered runs go: a mark the extension replaces with their Markdown
     citation: Citation

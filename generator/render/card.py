@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from generator.blocks import Markup
 from generator.render.blocks import ExcerptCard
 from generator.render.cite import citation
-from generator.render.code import excerpt_blocks, span_label
+from generator.render.code import evidence_words, excerpt_blocks, span_label
 
 OMITTED_CLASS = "pinned-excerpt__omitted"
 RUNS = "<!-- pinned-excerpt: runs -->"  # where the template puts {{ runs }}
@@ -40,8 +40,8 @@ def excerpt_card(excerpt) -> ExcerptCard:
         commit=repo.commit,
         short=repo.short,
         license=repo.license,
-        level=excerpt.evidence_level,
-        evidence=excerpt.evidence,
+        level=evidence_words(excerpt.evidence_level)[0],  # in readers' words; the lock's own
+        evidence=evidence_words(excerpt.evidence_level)[1],  # account is for its maintainers
         swhid=excerpt.swhid,
         runs=Markup(RUNS),
         citation=citation(excerpt),
