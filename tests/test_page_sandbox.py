@@ -75,3 +75,23 @@ def test_ordinary_page_jinja_still_works() -> None:
     assert render_page(page, Macros()) == "aa1024 aa1024 aa1024 {#id}\n"
     kept = "{% set ns = namespace(s='a') %}{% set ns.s = ns.s ~ 'b' + 'c' %}{{ ns.s|upper }}{{ 7 % 4 }}"
     assert render_page(kept, Macros()) == "ABC3"
+
+
+def test_a_page_whose_own_loops_do_not_end_stops_but_a_slow_macro_does_not(monkeypatch) -> None:
+    """Loops in loops (10**10 turns) stop once the page's own Jinja has run LONGEST_FILL seconds;
+    a macro's time does not count: one that takes three times as long still fills the page."""
+    import time
+
+    import generator.pages as pages
+    from generator.pages import render_page
+
+    monkeypatch.setattr(pages, "LONGEST_FILL", 0.2)
+
+    class Macros:
+        def namespace(self):
+            return {"slow": lambda: time.sleep(0.6) or "done"}
+
+    endless = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    with pytest.raises(pages.SecurityError, match="ran for 0.2 s"):
+        render_page(endless, Macros())
+    assert render_page("{{ slow() }}", Macros()) == "done"

@@ -11,7 +11,10 @@ the accounting and the pinned excerpts. Every number is computed, none is typed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import jinja2
@@ -43,6 +46,7 @@ class PageMacros(ComponentMacros, SiteMacros):
 LONGEST_TEXT = 1 << 20  # characters (or items) a page's own arithmetic may make: 1 MiB
 LARGEST_POWER = 4096  # bits of an integer a page may compute
 LONGEST_PAGE = 16 << 20  # characters a filled page may hold (the longest is about 0.3 MiB)
+LONGEST_FILL = 30.0  # seconds a page's own Jinja may run, its macros' time not counted (ms today)
 # Filters whose result is no larger than their input (times a small constant): pages use no
 # filter today. Left out: those whose size an argument sets (center, indent, wordwrap, format,
 # replace, join, tojson, batch, slice), and random (a build must give the same bytes).
@@ -61,8 +65,8 @@ class PageSandbox(ImmutableSandboxedEnvironment):
     filters are those that cannot grow their input (PAGE_FILTERS), `%` and str.format are
     refused (a width makes any size), a namespace holds bounded values only, and a page stops at
     LONGEST_PAGE characters. `{{ range(10**9)|list }}` took 24 GB; `{{ 'a'|center(10**9) }}` and
-    `{% set a = a ~ a %}` repeated made any size. Pages are still the site's own code: a page can
-    spend time (loops in loops), not memory."""
+    `{% set a = a ~ a %}` repeated made any size. Loops in loops stop after LONGEST_FILL
+    seconds of the page's own time (page_clock; the macros' time is not counted)."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
@@ -85,6 +89,17 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         if operator == "%" and isinstance(left, str):
             raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        """A call from the page: the page clock stops while a macro (or anything) runs."""
+        left = signal.getitimer(signal.ITIMER_REAL)[0] if _clock_running() else 0.0
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            return super().call(__context, __obj, *args, **kwargs)
+        finally:
+            if left:
+                signal.setitimer(signal.ITIMER_REAL, left)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """str.format and format_map, refused: a width ({:>999999999}) makes any size."""
@@ -161,12 +176,46 @@ def render_page(markdown: str, macros: PageMacros) -> str:
         keep_trailing_newline=True,
     )
     parts, length = [], 0
-    for part in env.from_string(markdown).generate(**macros.namespace()):
-        length += len(part)
-        if length > LONGEST_PAGE:
-            raise SecurityError(f"the filled page passes {LONGEST_PAGE:,} characters")
-        parts.append(part)
+    with page_clock(LONGEST_FILL):
+        for part in env.from_string(markdown).generate(**macros.namespace()):
+            length += len(part)
+            if length > LONGEST_PAGE:
+                raise SecurityError(f"the filled page passes {LONGEST_PAGE:,} characters")
+            parts.append(part)
     return "".join(parts)
+
+
+_clock = threading.local()
+
+
+def _clock_running() -> bool:
+    return getattr(_clock, "running", False)
+
+
+@contextmanager
+def page_clock(seconds: float) -> Iterator[None]:
+    """A SecurityError once the page's own Jinja has run `seconds` (PageSandbox.call stops the
+    clock while a macro runs). SIGALRM's timer: in the main thread only, where builds fill
+    pages; elsewhere the page runs unclocked."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SecurityError(
+            f"the page's own Jinja ran for {seconds:g} s (its macros' time not counted): a loop "
+            "in a loop that does not end? Fill pages with macros, not long loops"
+        )
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    _clock.running = True
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _clock.running = False
+        signal.signal(signal.SIGALRM, previous)
 
 
 __all__ = [
