@@ -182,6 +182,9 @@ def test_the_7b_sizes_are_the_published_models() -> None:
     assert (mistral.n_kv_head, mistral.sliding_window, mistral.n_rep) == (8, 4096, 4)
 
 
+FIELD_NAMES = {"rope_theta": "rope_theta", "rms_norm_eps": "norm_eps"}  # transformers' -> ours
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -200,8 +203,11 @@ def test_a_llama_row_with_a_fraction_or_an_infinity_is_refused(change) -> None:
 
     row = DEFAULTS["mistral-7b-v0.1"]
     bad = Defaults(row.config_class, row.label, {**row.fields, **change}, row.pinned)
-    with pytest.raises((ValueError, InputError)):
+    with pytest.raises(InputError) as refused:  # a ValueError was a traceback in `itm numbers`
         from_transformers("bad", bad)
+    field = next(iter(change))
+    assert refused.value.entry in (f"bad.{field}", f"bad.{FIELD_NAMES.get(field, field)}")
+    assert refused.value.fix
 
 
 def test_a_size_refused_while_the_commands_load_is_a_clear_error(monkeypatch, capsys) -> None:

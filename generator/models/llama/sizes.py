@@ -73,23 +73,36 @@ DEFAULTS: dict[str, Defaults] = {
 }
 
 
+SIZES_FILE = "generator/models/llama/sizes.py"  # where DEFAULTS is written, as errors name it
+
+
 def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
     """The ModelConfig of a row of DEFAULTS (a transformers config's fields)."""
     f = defaults.fields
 
+    def refuse(key: str, what: str, fix: str) -> InputError:
+        return InputError(
+            f"size {name!r}: {key} {what}", file=SIZES_FILE, entry=f"{name}.{key}", fix=fix
+        )
+
     def number(key: str, kind: type[int] | type[float]) -> int | float:
         value = f[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-            raise ValueError(f"{name}: {key} is {value!r}, not a number")
+            raise refuse(key, f"is {value!r}, not a number", "write the number transformers sets")
         if kind is int and value != int(value):  # 32.9 heads were read as 32
-            raise ValueError(f"{name}: {key} is {value!r}, not a whole number")
+            raise refuse(key, f"is {value!r}, not a whole number", "write a whole number")
         return kind(value)
 
     def whole(key: str) -> int:
         return int(number(key, int))
 
     if f["attention_bias"] != f["mlp_bias"]:
-        raise ValueError(f"{name}: biases on attention only or on the MLP only are not modelled")
+        raise refuse(
+            "attention_bias",
+            f"is {f['attention_bias']!r} and mlp_bias {f['mlp_bias']!r}: biases on attention "
+            "only or on the MLP only are not modelled",
+            "give attention_bias and mlp_bias the same value",
+        )
     return ModelConfig(
         name=name,
         label=defaults.label,
