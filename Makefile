@@ -67,12 +67,17 @@ lint: $(BIN)/.test-deps
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
 # reaches both: a half it leaves without tests exits 5, which passes unless both do. A shell starts background commands with SIGINT ignored, so an interrupt (Ctrl-C)
 # or a TERM is passed on to both halves by the trap, which then removes the folder.
+# A shell starts background commands with SIGINT ignored, and Python keeps an ignored SIGINT
+# ignored, down to every build a test starts (the tests that interrupt a build need it): each
+# half starts with SIGINT's default restored.
+SIGINT_DEFAULT := $(BIN)/python -c "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+
 test: $(BIN)/.test-deps chromium lint
 	@base=$$(mktemp -d); browser_pid=; rest_pid=; \
 	trap 'kill $$browser_pid $$rest_pid 2>/dev/null; wait; rm -rf "$$base"; exit 130' INT TERM; \
-	$(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
+	$(SIGINT_DEFAULT) $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
 	    >$$base/browser.log 2>&1 & browser_pid=$$!; \
-	$(BIN)/pytest -m "not browser" --basetemp=$$base/rest & rest_pid=$$!; \
+	$(SIGINT_DEFAULT) $(BIN)/pytest -m "not browser" --basetemp=$$base/rest & rest_pid=$$!; \
 	wait $$rest_pid; rest=$$?; wait $$browser_pid; browser=$$?; trap - INT TERM; \
 	echo "==================== the browser tests, run beside the rest ===================="; \
 	cat $$base/browser.log; rm -rf "$$base"; \

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from tests.site_helpers import ROOT
 # shell command: an ignored SIGINT stays ignored, as in Python.
 FAKE_PYTEST = """#!/bin/sh
 case "$*" in *"not browser"*) half=rest ;; *) half=browser ;; esac
+awk '/^SigIgn/ {print $2}' /proc/$$/status > "$FAKE_DIR/$half.ignored"
 echo $$ > "$FAKE_DIR/$half.pid.tmp" && mv "$FAKE_DIR/$half.pid.tmp" "$FAKE_DIR/$half.pid"
 echo "$half half ran"
 while [ ! -s "$FAKE_DIR/$half.go" ]; do sleep 0.05; done
@@ -32,13 +34,17 @@ def fake_venv(tmp_path: Path) -> Path:
     for name, text in {"pytest": FAKE_PYTEST, "ruff": "#!/bin/sh\n", "mypy": "#!/bin/sh\n"}.items():
         (venv / "bin" / name).write_text(text)
         (venv / "bin" / name).chmod(0o755)
+    (venv / "bin" / "python").symlink_to(sys.executable)  # restores each half's SIGINT
     (venv / "bin" / ".test-deps").touch()  # newer than pyproject.toml and constraints.txt
     return venv
 
 
-def start_make(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
+def start_make(
+    tmp_path: Path, *, sigint_ignored: bool = False
+) -> tuple[subprocess.Popen, Path, Path]:
     """make test with the stand-ins; its output goes to tmp_path/out (a pipe would be held open
-    by any half left running)."""
+    by any half left running). `sigint_ignored`: make starts with SIGINT ignored, as it does
+    when a script runs it in the background."""
     fake, temp = tmp_path / "fake", tmp_path / "temp"
     fake.mkdir()
     temp.mkdir()
@@ -50,6 +56,9 @@ def start_make(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
         stdout=(tmp_path / "out").open("w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if sigint_ignored
+        else None,
     )
     return process, fake, temp
 
@@ -106,3 +115,22 @@ def test_an_interrupt_stops_both_halves_and_removes_the_temp_folder(tmp_path: Pa
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("sigint_ignored", [False, True])
+def test_each_half_starts_with_sigint_at_its_default(tmp_path: Path, sigint_ignored: bool) -> None:
+    """A shell starts background commands with SIGINT ignored and Python keeps it so, down to
+    the builds the tests start: the test that interrupts a build with SIGINT then saw it finish
+    (exit 0). Each half must start with SIGINT at its default, however make was started."""
+    process, fake, _ = start_make(tmp_path, sigint_ignored=sigint_ignored)
+    halves = ("rest", "browser")
+    for half in halves:
+        pid_of(fake, half, process)
+    ignored = {half: int((fake / f"{half}.ignored").read_text(), 16) for half in halves}
+    for half in halves:
+        (fake / f"{half}.go").write_text("0")
+    process.wait(timeout=60)
+    assert {half: mask & (1 << (signal.SIGINT - 1)) for half, mask in ignored.items()} == {
+        "rest": 0,
+        "browser": 0,
+    }
