@@ -131,16 +131,18 @@ def test_attention_rows_and_output_distributions_sum_to_one(args):
 @settings(max_examples=60, deadline=None)
 @given(model_inputs())
 def test_keeping_less_computes_the_same_numbers(args):
-    """keep="patterns" and "none" skip the trace's copies (the grid is overwritten in place) but
-    give bit-identical results: the same residual stream, attention weights and logits."""
+    """keep="patterns" skips the trace's copies (the grid is overwritten in place) and gives
+    bit-identical results; keep="none" runs attention by tiles of rows, equal to rounding."""
     cfg, ids, seed, dtype = args
     weights = random_weights(cfg, seed)
     full = forward(weights, cfg, ids, dtype=dtype)
     patterns = forward(weights, cfg, ids, dtype=dtype, keep="patterns")
     bare = forward(weights, cfg, ids, dtype=dtype, keep="none")
-    for trace in (patterns, bare):
-        np.testing.assert_array_equal(trace.logits, full.logits)
-        np.testing.assert_array_equal(trace.probs, full.probs)
+    np.testing.assert_array_equal(patterns.logits, full.logits)
+    np.testing.assert_array_equal(patterns.probs, full.probs)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(bare.logits, full.logits, rtol=tol, atol=tol)
+    np.testing.assert_allclose(bare.probs, full.probs, rtol=tol, atol=tol)
     assert bare.blocks == [] and bare.embed is None and bare.lnf is None
     assert len(patterns.blocks) == cfg.n_layer
     for ours, theirs in zip(patterns.blocks, full.blocks, strict=True):

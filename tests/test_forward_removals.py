@@ -40,6 +40,6 @@ def test_removals_from_the_heads_block_on_equal_whole_reruns():
     assert [(r.layer, r.head) for r in rows] == [(None, None), (0, 0), (0, 1), (1, 0)]
     assert rows[0] == measure(trace.probs, ids, str)
     for row in rows[1:]:
-        whole = forward(without_head(weights, CFG, row.layer, row.head), CFG, ids, keep="none")
+        whole = forward(without_head(weights, CFG, row.layer, row.head), CFG, ids, keep="patterns")
         assert row == measure(whole.probs, ids, str, row.layer, row.head)
         assert row != rows[0]  # the head mattered: the comparison can fail

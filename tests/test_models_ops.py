@@ -122,3 +122,25 @@ def test_causal_attention_is_eager_attention_forward() -> None:
     np.testing.assert_allclose(ours, weights[0].numpy(), rtol=0, atol=1e-15)
     np.testing.assert_allclose(heads, out[0].transpose(0, 1).numpy(), rtol=0, atol=1e-14)
     assert np.isneginf(scores[~np.broadcast_to(ops.causal_mask(nd, ns), scores.shape)]).all()
+
+
+@pytest.mark.parametrize(
+    ("h", "h_kv", "nd", "ns", "window", "rows"),
+    [
+        (4, 4, 300, 300, None, 64),  # many tiles, the last one short
+        (4, 2, 5, 300, None, 128),  # decoding: a few new rows over a long cache
+        (8, 2, 300, 300, 50, 64),  # a window narrower than a tile
+        (4, 1, 260, 400, 17, 32),  # window and cache
+        (2, 2, 300, 300, 1, 64),  # each row sees itself only
+        (2, 2, 1, 1, None, 128),
+    ],
+)
+def test_attention_by_tiles_is_causal_attention(h, h_kv, nd, ns, window, rows) -> None:
+    """Tiles of rows over only the keys they may see give causal_attention's heads (and hence
+    transformers' eager attention's, above) to float64 rounding, window and GQA included."""
+    rng = np.random.default_rng(nd + ns)
+    q = rng.standard_normal((h, nd, 16))
+    k, v = rng.standard_normal((2, h_kv, ns, 16))
+    full, _, _ = ops.causal_attention(q, k, v, window)
+    tiled = ops.causal_attention_by_tiles(q, k, v, window, rows=rows)
+    np.testing.assert_allclose(tiled, full, rtol=1e-13, atol=1e-13)

@@ -24,6 +24,7 @@ from generator.engine.layers import (
     cast,
     embed,
     layer_norm,
+    linear,
     mlp,
     softmax,
     sub_weights,
@@ -31,6 +32,7 @@ from generator.engine.layers import (
 )
 from generator.models.checkpoint import check_token_ids, check_weights
 from generator.models.gpt2.tensors import weight_shapes
+from generator.models.ops import causal_attention_by_tiles
 
 
 @dataclass
@@ -69,6 +71,25 @@ class Trace:
         return softmax(self.logits)
 
 
+def attention_output(
+    x: np.ndarray, w: Weights, cfg: ModelConfig, dtype: np.dtype | type = np.float64
+) -> np.ndarray:
+    """attention(x, w, cfg, dtype, keep="none")'s output [T, d], for a forward that keeps no trace.
+
+    The same projections; the softmax attention runs a tile of query rows at a time over the keys
+    they may see (causal_attention_by_tiles), never holding the [h, T, T] grid nor computing its
+    masked half. Equal to attention()'s to rounding (tests compare both with transformers).
+    """
+    x = np.asarray(x, dtype=dtype)
+    w = {name: np.asarray(value, dtype=dtype) for name, value in w.items()}
+    T, d = x.shape
+    qkv = linear(x, w["c_attn.weight"], w.get("c_attn.bias"))  # [T, 3d]
+    q, k, v = qkv.reshape(T, 3, cfg.n_head, cfg.d_head).transpose(1, 2, 0, 3)  # 3 × [h, T, dh]
+    heads = causal_attention_by_tiles(q, k, v)  # [h, T, dh]
+    merged = heads.transpose(1, 0, 2).reshape(T, d)  # [T, d]
+    return linear(merged, w["c_proj.weight"], w.get("c_proj.bias"))  # [T, d]
+
+
 def block(
     x: np.ndarray,
     w: Weights,
@@ -78,7 +99,11 @@ def block(
 ) -> tuple[np.ndarray, BlockTrace]:
     """One pre-norm transformer block; w holds its tensors without the "h.{i}." prefix."""
     ln1, ln1_trace = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"], cfg.layer_norm_eps)
-    attn_out, attn_trace = attention(ln1, sub_weights(w, "attn."), cfg, dtype, keep)
+    if keep == "none":  # nothing to trace: attention by tiles, without its [h, T, T] grids
+        attn_out = attention_output(ln1, sub_weights(w, "attn."), cfg, dtype)
+        attn_trace: StepTrace = {}
+    else:
+        attn_out, attn_trace = attention(ln1, sub_weights(w, "attn."), cfg, dtype, keep)
     resid_mid = x + attn_out  # [T, d]
     ln2, ln2_trace = layer_norm(resid_mid, w["ln_2.weight"], w["ln_2.bias"], cfg.layer_norm_eps)
     mlp_out, mlp_trace = mlp(ln2, sub_weights(w, "mlp."))
@@ -109,7 +134,8 @@ def forward(
     """Run GPT-2 on token_ids [T] in `dtype` (float64 or float32), keeping what `keep` names.
 
     "all": every intermediate; "patterns": each block's residual stream and attention weights;
-    "none": only the logits and probabilities.
+    "none": only the logits and probabilities; attention then runs by tiles of rows
+    (attention_output), equal to the traced runs' logits to rounding, not to the bit.
     """
     if keep not in KEEPS:
         raise ValueError(f"keep must be one of {KEEPS}, not {keep!r}")
@@ -154,6 +180,7 @@ def forward_from(
     w = cast(weights, dtype)
     x = np.asarray(x, dtype=dtype)
     for i in range(start, cfg.n_layer):
-        x, _ = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep="none")
+        # "patterns", not "none": attention over the whole grid, as forward() ran it (same bits)
+        x, _ = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep="patterns")
     lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
     return unembed(lnf, w["wte.weight"])  # [T, V]

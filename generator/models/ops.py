@@ -30,8 +30,10 @@ def layer_norm(
     mean = x.mean(axis=-1, keepdims=True)  # [T, 1]
     centered = x - mean  # [T, d]
     var = (centered * centered).mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
-    normalized = centered / np.sqrt(var + eps)  # [T, d]
-    out = normalized * weight + bias  # [T, d]
+    normalized = centered  # [T, d], divided in place: one array fewer to write
+    normalized /= np.sqrt(var + eps)
+    out = normalized * weight  # [T, d]
+    out += bias
     trace = {"mean": mean[..., 0], "var": var[..., 0], "normalized": normalized, "out": out}
     return out, trace
 
@@ -47,10 +49,34 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> tuple[np.ndarray,
     return out, {"mean_square": mean_square[..., 0], "normalized": normalized, "out": out}
 
 
+CHUNK = 1 << 16  # elements per slab of an elementwise chain: 256 KB of float32 stays in cache
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
-    """GELU with GPT-2's tanh approximation (OpenAI's `gelu`, transformers' "gelu_new")."""
+    """GELU with GPT-2's tanh approximation (OpenAI's `gelu`, transformers' "gelu_new").
+
+    0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))), in place in a new array, a cache-sized
+    slab at a time: nine passes over the slab while it is in cache, not nine over all of x.
+    """
+    x = np.asarray(x)
+    y = np.empty(x.shape, dtype=np.result_type(x, 0.5))
+    flat_x, flat_y = x.reshape(-1), y.reshape(-1)  # views when x is contiguous
+    for start in range(0, flat_x.size, CHUNK):
+        _gelu_into(flat_x[start : start + CHUNK], flat_y[start : start + CHUNK])
+    return y
+
+
+def _gelu_into(x: np.ndarray, y: np.ndarray) -> None:
     # x * x * x, not x**3: numpy's power of a negative float takes a path ~100× slower.
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))
+    np.multiply(x, x, out=y)
+    y *= x  # x³
+    y *= 0.044715
+    y += x
+    y *= math.sqrt(2.0 / math.pi)
+    np.tanh(y, out=y)
+    y += 1.0
+    y *= x  # x · (1 + tanh(…)), then halved: the same bytes as 0.5 · x · (1 + tanh(…))
+    y *= 0.5
 
 
 def silu(x: np.ndarray) -> np.ndarray:
@@ -121,8 +147,13 @@ def causal_mask(nd: int, ns: int, window: int | None = None) -> np.ndarray:
     attention_mask(nd, ns)). With a sliding window W, also j > ns − nd + i − W: the W latest
     positions, itself included (transformers' sliding_window_overlay).
     """
-    i = np.arange(nd)[:, None] + (ns - nd)  # [nd, 1]: each new row's position
-    j = np.arange(ns)[None, :]  # [1, ns]
+    return visible_keys(np.arange(ns - nd, ns), np.arange(ns), window)
+
+
+def visible_keys(rows: np.ndarray, keys: np.ndarray, window: int | None = None) -> np.ndarray:
+    """[len(rows), len(keys)] booleans: may the query at position rows[i] see position keys[j]?"""
+    i = rows[:, None]  # [nd, 1]: each query row's position
+    j = keys[None, :]  # [1, ns]
     visible = j <= i  # gpt-2: m = i >= j - ns + nd
     if window is not None:
         visible &= j > i - window
@@ -155,3 +186,45 @@ def causal_attention(
     weights = softmax(scores, axis=-1)  # [h, nd, ns]
     heads = weights @ v  # [h, nd, ns] @ [h, ns, dh] -> [h, nd, dh]
     return heads, scores, weights
+
+
+TILE_ROWS = 128  # query rows per tile: a tile's grid [h, 128, ≤ ns] stays in the cores' caches
+
+
+def causal_attention_by_tiles(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, window: int | None = None, rows: int = TILE_ROWS
+) -> np.ndarray:
+    """causal_attention's heads [h, nd, dh] without its [h, nd, ns] grids, for when no one reads them.
+
+    `rows` query rows at a time, each tile against only the keys some row of it may see: the
+    masked triangle (and, with a window, what fell out of it) is never computed, and each tile's
+    scores are masked and exponentiated in place while they are still in cache. The queries are
+    scaled before the product, and each row is divided by its sum after it (exp(s) @ v / Σ exp(s)):
+    the same softmax attention, with a [h, r, dh] division instead of a [h, r, keys] one, so the
+    last bits round differently from causal_attention's.
+    """
+    h, nd, dh = q.shape
+    ns = k.shape[1]
+    k = repeat_kv(k, h // k.shape[0])  # [h, ns, dh]
+    v = repeat_kv(v, h // v.shape[0])  # [h, ns, dh]
+    q = q / math.sqrt(dh)  # [h, nd, dh]: every score comes out scaled
+    heads = np.empty(q.shape, dtype=np.result_type(q, k, v))  # [h, nd, dh]
+    for first in range(0, nd, rows):
+        tile_rows = slice(first, min(first + rows, nd))  # r new rows
+        positions = np.arange(tile_rows.start, tile_rows.stop) + (ns - nd)  # [r]
+        last_key = int(positions[-1]) + 1  # keys past the tile's last row are hidden from all of it
+        first_key = 0 if window is None else max(0, int(positions[0]) - window + 1)
+        keys = np.arange(first_key, last_key)  # [n]
+        scores = q[:, tile_rows] @ k[:, first_key:last_key].transpose(0, 2, 1)  # [h, r, n]
+        # Row i hides keys after itself (the last r columns at most) and, with a window, keys
+        # before it fell out (the first r at most): mask those two edges only.
+        edge = min(len(positions), len(keys))
+        for cols in (slice(0, edge), slice(len(keys) - edge, len(keys))):
+            hidden = ~visible_keys(positions, keys[cols], window)  # [r, edge]
+            np.copyto(scores[..., cols], -np.inf, where=hidden)
+        scores -= scores.max(axis=-1, keepdims=True)  # each row's largest becomes 0
+        np.exp(scores, out=scores)  # [h, r, n], 0 where hidden
+        out = scores @ v[:, first_key:last_key]  # [h, r, n] @ [h, n, dh] -> [h, r, dh]
+        out /= scores.sum(axis=-1, keepdims=True)  # the softmax's division, on [h, r, dh]
+        heads[:, tile_rows] = out
+    return heads
