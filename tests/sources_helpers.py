@@ -231,6 +231,7 @@ class Reply:
     trickle: float = 0.0  # seconds between single bytes of the body
     endless: int = 0  # stream this many zero bytes with no Content-Length instead of `body`
     trickled_headers: bool = False  # a header line that never ends, one byte every `trickle` s
+    gate: threading.Barrier | None = None  # answer only once every request at the gate arrived
 
 
 @dataclass
@@ -260,6 +261,11 @@ class _Handler(BaseHTTPRequestHandler):
         reply = replies.pop(0) if len(replies) > 1 else replies[0]
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.gate is not None:
+            try:
+                reply.gate.wait()
+            except threading.BrokenBarrierError:
+                state.hits.append("gate broken: the requests did not overlap")
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)

@@ -3,6 +3,7 @@ the lock's sha256, members read from wheels and sdists, lines found even when sh
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -370,3 +371,57 @@ def test_a_mirror_vouches_only_at_its_own_commit(tmp_path: Path) -> None:
     assert f"checked at {EDITED[:12]} do not vouch for its lines at {COMMIT[:12]}" in (
         caught.value.problem
     )
+
+
+def test_archives_a_run_will_need_download_at_once(tmp_path: Path) -> None:
+    """When the first pin falls through to PyPI, every archive the run's other pins will read
+    is fetched at once, a thread each: the two archive downloads here are answered only once
+    both have arrived, so fetching them one after the other breaks the gate (and is recorded)."""
+    other = "other.py"
+    gate = threading.Barrier(2, timeout=60)  # a bound for a failing run, not a wait that passes
+    with serve() as server:
+        routes = index_routes(server.url)
+        for name in ("/files/toy_mirror-1.0-py3-none-any.whl", "/files/toy-vendor-2.0.tar.gz"):
+            routes[name] = [Reply(routes[name][0].body, gate=gate)]
+        server.routes.update(routes)
+        sdist_other = mirror_table(
+            "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST,
+            "toy-vendor-2.0/toy_vendor/toy.py", path=other, offset=2, commit=COMMIT,
+        )  # fmt: skip
+        extra = excerpt_table("other.helper", TOY_V1, lines=[list(HELPER)], path=other)
+        lock = make_lock(tmp_path, WHEEL_MIRROR, sdist_other, extra=extra)
+        resolver = Resolver(
+            lock,
+            cache_dir=tmp_path / "cache",
+            sources=("cache", "pypi"),
+            pypi_base=f"{server.url}/simple",
+            net=NetSettings(timeout=90, retries=0, deadline=90),
+        )
+        resolver.upcoming = list(lock.pins)
+        excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
+    assert not [hit for hit in server.hits if hit.startswith("gate broken")]
+    assert excerpts["other.helper"].resolved_from == "pypi:toy_vendor==2.0"
+    assert excerpts["toy.helper"].resolved_from == "pypi:toy-mirror==1.0"
+    assert sorted(hit for hit in server.hits if hit.startswith("/files/")) == [
+        "/files/toy-vendor-2.0.tar.gz",
+        "/files/toy_mirror-1.0-py3-none-any.whl",
+    ]  # each once: the resolution read them from the cache
+
+
+def test_no_prefetch_when_a_clone_or_github_will_answer(tmp_path: Path) -> None:
+    """Prefetching is for runs that will read PyPI: with GitHub among the sources and not found
+    down, nothing is downloaded ahead (a reachable GitHub answers every pin)."""
+    with serve() as server:
+        server.routes.update(index_routes(server.url))
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        resolver = Resolver(
+            lock,
+            cache_dir=tmp_path / "cache",
+            sources=("cache", "github", "pypi"),
+            github_base=f"{server.url}/raw",
+            pypi_base=f"{server.url}/simple",
+            net=FAST,
+        )
+        resolver.upcoming = list(lock.pins)
+        resolver.prefetch_archives()
+    assert server.hits == []

@@ -20,11 +20,12 @@ that no source can vouch for stops the build with an error naming the repo's ent
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
@@ -110,9 +111,12 @@ class Resolver:
         self.http = Http(net, log=self.log)
         self._files: dict[tuple[str, str, str, str], FullFile | str] = {}
         self._mirrors: dict[Mirror, list[str] | str] = {}
+        self._archives: dict[str, bytes] = {}  # sha256 -> a mirror archive read (and hashed) once
         # (repo, path) -> the whole file read at the repo's pinned commit, checked against the
         # lock's [[files]] entry when there is one
         self.files_read: dict[tuple[str, str], FullFile] = {}
+        self.upcoming: list[Pin] = []  # the pins this run will resolve (prefetch_archives)
+        self._prefetched = False
 
     @classmethod
     def for_settings(cls, lock: Lock, settings: Settings, **options) -> Resolver:
@@ -221,6 +225,9 @@ class Resolver:
         return self._from_full_file(pin, repo, found)
 
     def _via_pypi(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
+        if not self._prefetched:
+            self._prefetched = True
+            self.prefetch_archives()
         listed = self.lock.mirrors_for(repo.name, pin.path)
         if not listed:
             tried.append(f"pypi: no [[mirrors]] entry for {pin.path}")
@@ -267,6 +274,51 @@ class Resolver:
                 continue
             return text, pin.ranges, f"pypi:{mirror.spec}"
         return None
+
+    def prefetch_archives(self) -> None:
+        """Download at once, a thread each, the mirror archives the upcoming pins will read.
+
+        Called when the first pin falls through to PyPI. Each download is ~0.3 s of waiting on
+        the index and the file host, one after the other, while the bytes arrive in a moment.
+        Only pins that no source before PyPI will answer count: not cached, no clone given for
+        their repository, and GitHub not asked (offline, or found down). What fails here is
+        left to the resolution that follows, which reports it (a host found down stays down,
+        so nothing waits twice); what arrives is in the cache, checked against the lock's
+        sha256 as every archive is.
+        """
+        if self.offline or ("github" in self.sources and self._github_up()):
+            return
+        wanted: dict[str, Mirror] = {}
+        for pin in self.upcoming:
+            repo = self.lock.repos[pin.repo]
+            cached = self.cache.entry_path(
+                "excerpts", location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
+            )
+            if cached.is_file() or ("git" in self.sources and repo.name in self.git_dirs):
+                continue
+            mirrors = [
+                m for m in self.lock.mirrors_for(repo.name, pin.path) if self.lock.vouches(m)
+            ]
+            for mirror in mirrors[:1]:  # the first archive is the one read unless it fails
+                if not self.cache.path_for(mirror.sha256).is_file():
+                    wanted.setdefault(mirror.sha256, mirror)
+        threads = [
+            threading.Thread(target=self._prefetch, args=(m,), name="prefetch", daemon=True)
+            for m in wanted.values()
+        ]  # daemons: Ctrl-C does not wait for a download (each has its deadline anyway)
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def _github_up(self) -> bool:
+        return urlsplit(self.github_base).netloc not in self.http.down
+
+    def _prefetch(self, mirror: Mirror) -> None:
+        try:
+            archive_bytes(mirror, self.http, self.cache, self.pypi_base)
+        except Exception:  # noqa: BLE001  (the resolution reads it again and reports why)
+            return
 
     def _symbol_elsewhere(self, pin: Pin, lines: list[str], shift: int) -> str | None:
         """Where a mirror's whole member parses, the symbol must stand at the pinned lines
@@ -454,7 +506,10 @@ class Resolver:
         if mirror not in self._mirrors:
             try:
                 http = None if self.offline else self.http
-                archive = archive_bytes(mirror, http, self.cache, self.pypi_base)
+                archive = self._archives.get(mirror.sha256) or archive_bytes(
+                    mirror, http, self.cache, self.pypi_base
+                )
+                self._archives[mirror.sha256] = archive
                 text = decode(read_member(archive, mirror), f"{mirror.filename}:{mirror.member}")
                 self._mirrors[mirror] = split_lines(text)
             except FetchError as error:
@@ -518,6 +573,7 @@ def resolve_excerpts(
     check_clones(lock, options.get("git_dirs", settings.git_dirs), option=GIT_DIRS_SETTING)
     resolver = Resolver.for_settings(lock, settings, log=log, **options)
     pins = [lock.pin(excerpt_id) for excerpt_id in ids] if ids is not None else list(lock.pins)
+    resolver.upcoming = pins
     return {pin.id: resolver.resolve(pin) for pin in pins}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import textwrap
 
 from generator.sources.lock import Range
@@ -23,6 +24,13 @@ def _name_of(node: ast.stmt) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _parsed(source: str) -> ast.Module:
+    """ast.parse(source), kept for the next call: one file's many excerpts are checked one
+    after another, each against the whole file (read only: nothing changes a tree it returns)."""
+    return ast.parse(source)
+
+
 def symbol_range(source: str, symbol: str) -> Range:
     """First and last line of `symbol` in `source`, decorators included.
 
@@ -30,7 +38,7 @@ def symbol_range(source: str, symbol: str) -> Range:
     (module, class or function), so "GPT2Attention.forward" is the method, not any `forward`.
     """
     try:
-        tree = ast.parse(source)
+        tree = _parsed(source)
     except SyntaxError as error:
         where = f"line {error.lineno}: {error.msg}"
         raise SymbolError(f"the file does not parse as Python ({where})") from None
