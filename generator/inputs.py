@@ -6,8 +6,11 @@ This module knows nothing about MkDocs; the plugin in generator/plugin.py adapts
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.settings import Settings
 
@@ -38,6 +41,15 @@ class BuildInputs:
         from generator.sources.resolve import resolve_excerpts
 
         lock = load_lock(settings.root / LOCK_FILE, root=settings.root)
+        katex_pin = load_asset_pins(settings.root)["katex"]
+        katex = in_background(  # its download overlaps the excerpts' (a cold build waits less)
+            lambda: katex_files(
+                katex_pin,
+                settings.cache_dir,
+                offline=settings.offline,
+                net=NetSettings(deadline=settings.download_deadline),
+            )
+        )
         excerpts = resolve_excerpts(lock, settings, log=progress)  # fetches, retries, hosts
         from generator.models import FAMILIES
 
@@ -45,12 +57,7 @@ class BuildInputs:
         for family in FAMILIES.values():  # sizes read from pinned code must match it
             if family.check_pinned is not None:
                 family.check_pinned(texts, file=LOCK_FILE)
-        katex_js, generated = katex_files(
-            load_asset_pins(settings.root)["katex"],
-            settings.cache_dir,
-            offline=settings.offline,
-            net=NetSettings(deadline=settings.download_deadline),
-        )
+        katex_js, generated = katex()
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
     def excerpt(self, excerpt_id: str, *, used_by: str):
@@ -66,6 +73,30 @@ class BuildInputs:
                 fix=f"add it to {LOCK_FILE} with `itm pin`, or use one of: "
                 + ", ".join(sorted(self.excerpts)),
             ) from None
+
+
+def in_background(work: Callable[[], Any]) -> Callable[[], Any]:
+    """Start work() on a thread now; the function returned waits for it, then returns what it
+    returned or raises what it raised. A daemon thread: an interrupted build does not wait for
+    it (its downloads have their deadlines anyway)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # noqa: BLE001  (handed to the caller, raised there)
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="inputs", daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return result
 
 
 def pinned_archives(settings: Settings) -> set[str]:
