@@ -41,10 +41,9 @@ class BuildInputs:
         from generator.sources.resolve import resolve_excerpts
 
         lock = load_lock(settings.root / LOCK_FILE, root=settings.root)
-        katex_pin = load_asset_pins(settings.root)["katex"]
         katex = in_background(  # its download overlaps the excerpts' (a cold build waits less)
-            lambda: katex_files(
-                katex_pin,
+            lambda: katex_files(  # a bad web-assets pin is reported after a bad lock, as before
+                load_asset_pins(settings.root)["katex"],
                 settings.cache_dir,
                 offline=settings.offline,
                 net=NetSettings(deadline=settings.download_deadline),

@@ -47,6 +47,22 @@ def test_silu_and_swiglu() -> None:
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_gelu_in_slabs_is_the_one_line_formula_to_the_bit(dtype) -> None:
+    """gelu() works in place a cache-sized slab at a time: the same bytes as the formula in one
+    expression, at every scale up to the largest float (where x · (1 + tanh) would overflow),
+    over more than one slab and on a strided view."""
+    big = np.finfo(dtype).max
+    x = np.concatenate(
+        [np.random.default_rng(0).standard_normal(ops.CHUNK + 7) * 4, [big, -big, big / 1.5, 0.0]]
+    ).astype(dtype)
+    for view in (x, x[::3]):
+        one_line = 0.5 * view * (1.0 + np.tanh(np.sqrt(2.0 / np.pi).astype(dtype) * (
+            view + 0.044715 * (view * view * view))))  # fmt: skip
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.testing.assert_array_equal(ops.gelu(view), one_line)
+
+
 def test_gelu_is_gelu_new() -> None:
     from transformers.activations import NewGELUActivation
 

@@ -425,3 +425,54 @@ def test_no_prefetch_when_a_clone_or_github_will_answer(tmp_path: Path) -> None:
         resolver.upcoming = list(lock.pins)
         resolver.prefetch_archives()
     assert server.hits == []
+
+
+def test_prefetch_fetches_only_the_archive_the_resolution_reads(tmp_path: Path) -> None:
+    """An archive listed first that does not carry the pin's lines is not fetched ahead, so its
+    host failing cannot stop the archive that does carry them (nor a build that passed before)."""
+    tail_only = mirror_table(
+        "toy_vendor", "2.0", "toy-vendor-2.0.tar.gz", SDIST,
+        "toy-vendor-2.0/toy_vendor/toy.py", offset=2, lines=[list(TAIL)], commit=COMMIT,
+    )  # fmt: skip
+    with serve() as server:
+        routes = index_routes(server.url)
+        routes["/files/toy-vendor-2.0.tar.gz"] = [Reply(status=503)]
+        server.routes.update(routes)
+        text = repo_table(COMMIT) + tail_only + WHEEL_MIRROR
+        lock = load_lock(
+            write(tmp_path / "lock.toml", text + excerpt_table("toy.helper", TOY_V1,
+                                                               lines=[list(HELPER)]))
+        )  # fmt: skip
+        resolver = Resolver(
+            lock,
+            cache_dir=tmp_path / "cache",
+            sources=("cache", "pypi"),
+            pypi_base=f"{server.url}/simple",
+            net=NetSettings(timeout=5, retries=0, backoff=0.01),
+        )
+        resolver.upcoming = list(lock.pins)
+        excerpt = resolver.resolve(lock.pin("toy.helper"))
+    assert excerpt.resolved_from == "pypi:toy-mirror==1.0"
+    assert "/files/toy-vendor-2.0.tar.gz" not in server.hits
+
+
+def test_a_failed_prefetch_is_met_again_by_the_resolution(tmp_path: Path) -> None:
+    """A download that fails ahead (HTTP 503) leaves its host usable: the resolution asks again
+    (and, had it failed too, would report its own error, for the pin that needs the archive)."""
+    with serve() as server:
+        routes = index_routes(server.url)
+        wheel = "/files/toy_mirror-1.0-py3-none-any.whl"
+        routes[wheel] = [Reply(status=503), Reply(WHEEL)]  # fails once, then answers
+        server.routes.update(routes)
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        resolver = Resolver(
+            lock,
+            cache_dir=tmp_path / "cache",
+            sources=("cache", "pypi"),
+            pypi_base=f"{server.url}/simple",
+            net=NetSettings(timeout=5, retries=0, backoff=0.01),
+        )
+        resolver.upcoming = list(lock.pins)
+        excerpt = resolver.resolve(lock.pin("toy.helper"))
+    assert excerpt.resolved_from == "pypi:toy-mirror==1.0"
+    assert server.count(wheel) == 2  # ahead (503), then by the resolution

@@ -30,10 +30,8 @@ def layer_norm(
     mean = x.mean(axis=-1, keepdims=True)  # [T, 1]
     centered = x - mean  # [T, d]
     var = (centered * centered).mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
-    normalized = centered  # [T, d], divided in place: one array fewer to write
-    normalized /= np.sqrt(var + eps)
-    out = normalized * weight  # [T, d]
-    out += bias
+    normalized = centered / np.sqrt(var + eps)  # [T, d]
+    out = normalized * weight + bias  # [T, d]
     trace = {"mean": mean[..., 0], "var": var[..., 0], "normalized": normalized, "out": out}
     return out, trace
 
@@ -75,8 +73,8 @@ def _gelu_into(x: np.ndarray, y: np.ndarray) -> None:
     y *= math.sqrt(2.0 / math.pi)
     np.tanh(y, out=y)
     y += 1.0
-    y *= x  # x · (1 + tanh(…)), then halved: the same bytes as 0.5 · x · (1 + tanh(…))
-    y *= 0.5
+    y *= 0.5  # halved first (exact), then times x: the same bytes as 0.5 · x · (1 + tanh(…)),
+    y *= x  # where x · (1 + tanh(…)) first would overflow for x past half the largest float
 
 
 def silu(x: np.ndarray) -> np.ndarray:

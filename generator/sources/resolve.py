@@ -78,6 +78,9 @@ class FullFile:
         return self.origin == "github" or self.origin.startswith("git:")
 
 
+PREFETCH_AT_ONCE = 8  # archives downloaded ahead at most (the lock names 5 today)
+
+
 class Resolver:
     """One run of resolution: remembers fetched files, mirrors and hosts found down."""
 
@@ -280,11 +283,12 @@ class Resolver:
 
         Called when the first pin falls through to PyPI. Each download is ~0.3 s of waiting on
         the index and the file host, one after the other, while the bytes arrive in a moment.
-        Only pins that no source before PyPI will answer count: not cached, no clone given for
-        their repository, and GitHub not asked (offline, or found down). What fails here is
-        left to the resolution that follows, which reports it (a host found down stays down,
-        so nothing waits twice); what arrives is in the cache, checked against the lock's
-        sha256 as every archive is.
+        Only pins that no source before PyPI will answer count (not cached, no clone given for
+        their repository, GitHub not asked: offline, or found down), and for each only the
+        archive `_via_pypi` reads first: the first that carries all of its lines. The downloads
+        use a client of their own: what fails here is met again, and reported, by the
+        resolution that follows (only a host found offline is skipped by it, as it would be
+        anyway); what arrives is in the cache, checked against the lock's sha256 on every read.
         """
         if self.offline or ("github" in self.sources and self._github_up()):
             return
@@ -294,29 +298,34 @@ class Resolver:
             cached = self.cache.entry_path(
                 "excerpts", location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
             )
-            if cached.is_file() or ("git" in self.sources and repo.name in self.git_dirs):
+            skipped = "git" in self.sources and repo.name in self.git_dirs
+            if cached.is_file() or skipped or not pin.ranges:
                 continue
-            mirrors = [
-                m for m in self.lock.mirrors_for(repo.name, pin.path) if self.lock.vouches(m)
-            ]
-            for mirror in mirrors[:1]:  # the first archive is the one read unless it fails
-                if not self.cache.path_for(mirror.sha256).is_file():
-                    wanted.setdefault(mirror.sha256, mirror)
+            listed = self.lock.mirrors_for(repo.name, pin.path)
+            for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
+                if all(any(m.carries((r,)) for m in group) for r in pin.ranges):
+                    if not self.cache.path_for(group[0].sha256).is_file():
+                        wanted.setdefault(group[0].sha256, group[0])
+                    break
+        http = Http(self.http.settings, log=self.log)
         threads = [
-            threading.Thread(target=self._prefetch, args=(m,), name="prefetch", daemon=True)
-            for m in wanted.values()
+            threading.Thread(target=self._prefetch, args=(m, http), name="prefetch", daemon=True)
+            for m in list(wanted.values())[:PREFETCH_AT_ONCE]
         ]  # daemons: Ctrl-C does not wait for a download (each has its deadline anyway)
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+        for host, why in http.down.items():
+            if why.startswith("offline"):  # DNS or a refused connection: down for this run too
+                self.http.down.setdefault(host, why)
 
     def _github_up(self) -> bool:
         return urlsplit(self.github_base).netloc not in self.http.down
 
-    def _prefetch(self, mirror: Mirror) -> None:
+    def _prefetch(self, mirror: Mirror, http: Http) -> None:
         try:
-            archive_bytes(mirror, self.http, self.cache, self.pypi_base)
+            archive_bytes(mirror, http, self.cache, self.pypi_base)
         except Exception:  # noqa: BLE001  (the resolution reads it again and reports why)
             return
 
