@@ -38,6 +38,7 @@ pytestmark = pytest.mark.usefixtures(isolated_env.__name__)
 
 COMMIT = "ab" * 20
 FAST = NetSettings(timeout=0.5, retries=1, backoff=0.01)
+ONE_TRY = NetSettings(timeout=5, retries=0, backoff=0.01)  # a failure is final: nothing retries
 HELPER = (line_of(TOY_V1, "def helper"), line_of(TOY_V1, "return x * SCALE"))
 RENDER = (line_of(TOY_V1, "@staticmethod"), line_of(TOY_V1, "return helper(x) + 1"))
 TAIL = (line_of(TOY_V1, "def tail"), line_of(TOY_V1, 'return "end"'))
@@ -94,6 +95,20 @@ def registry_only(tmp_path: Path, lock, base: str) -> Resolver:
     return Resolver(
         lock, cache_dir=tmp_path / "cache", sources=("cache", "pypi"), pypi_base=base, net=FAST
     )
+
+
+def prefetching(tmp_path: Path, lock, base: str, net: NetSettings, **options) -> Resolver:
+    """A resolver told the run's pins (as resolve_excerpts tells it), so it may fetch ahead."""
+    resolver = Resolver(
+        lock,
+        cache_dir=tmp_path / "cache",
+        sources=options.pop("sources", ("cache", "pypi")),
+        pypi_base=base,
+        net=net,
+        **options,
+    )
+    resolver.upcoming = list(lock.pins)
+    return resolver
 
 
 def test_wheel_mirror_at_the_same_lines(tmp_path: Path) -> None:
@@ -390,14 +405,8 @@ def test_archives_a_run_will_need_download_at_once(tmp_path: Path) -> None:
         )  # fmt: skip
         extra = excerpt_table("other.helper", TOY_V1, lines=[list(HELPER)], path=other)
         lock = make_lock(tmp_path, WHEEL_MIRROR, sdist_other, extra=extra)
-        resolver = Resolver(
-            lock,
-            cache_dir=tmp_path / "cache",
-            sources=("cache", "pypi"),
-            pypi_base=f"{server.url}/simple",
-            net=NetSettings(timeout=90, retries=0, deadline=90),
-        )
-        resolver.upcoming = list(lock.pins)
+        base, slow_ok = f"{server.url}/simple", NetSettings(timeout=90, retries=0, deadline=90)
+        resolver = prefetching(tmp_path, lock, base, slow_ok)
         excerpts = {pin.id: resolver.resolve(pin) for pin in lock.pins}
     assert not [hit for hit in server.hits if hit.startswith("gate broken")]
     assert excerpts["other.helper"].resolved_from == "pypi:toy_vendor==2.0"
@@ -414,15 +423,14 @@ def test_no_prefetch_when_a_clone_or_github_will_answer(tmp_path: Path) -> None:
     with serve() as server:
         server.routes.update(index_routes(server.url))
         lock = make_lock(tmp_path, WHEEL_MIRROR)
-        resolver = Resolver(
+        resolver = prefetching(
+            tmp_path,
             lock,
-            cache_dir=tmp_path / "cache",
+            f"{server.url}/simple",
+            FAST,
             sources=("cache", "github", "pypi"),
             github_base=f"{server.url}/raw",
-            pypi_base=f"{server.url}/simple",
-            net=FAST,
         )
-        resolver.upcoming = list(lock.pins)
         resolver.prefetch_archives()
     assert server.hits == []
 
@@ -443,14 +451,7 @@ def test_prefetch_fetches_only_the_archive_the_resolution_reads(tmp_path: Path) 
             write(tmp_path / "lock.toml", text + excerpt_table("toy.helper", TOY_V1,
                                                                lines=[list(HELPER)]))
         )  # fmt: skip
-        resolver = Resolver(
-            lock,
-            cache_dir=tmp_path / "cache",
-            sources=("cache", "pypi"),
-            pypi_base=f"{server.url}/simple",
-            net=NetSettings(timeout=5, retries=0, backoff=0.01),
-        )
-        resolver.upcoming = list(lock.pins)
+        resolver = prefetching(tmp_path, lock, f"{server.url}/simple", ONE_TRY)
         excerpt = resolver.resolve(lock.pin("toy.helper"))
     assert excerpt.resolved_from == "pypi:toy-mirror==1.0"
     assert "/files/toy-vendor-2.0.tar.gz" not in server.hits
@@ -465,14 +466,7 @@ def test_a_failed_prefetch_is_met_again_by_the_resolution(tmp_path: Path) -> Non
         routes[wheel] = [Reply(status=503), Reply(WHEEL)]  # fails once, then answers
         server.routes.update(routes)
         lock = make_lock(tmp_path, WHEEL_MIRROR)
-        resolver = Resolver(
-            lock,
-            cache_dir=tmp_path / "cache",
-            sources=("cache", "pypi"),
-            pypi_base=f"{server.url}/simple",
-            net=NetSettings(timeout=5, retries=0, backoff=0.01),
-        )
-        resolver.upcoming = list(lock.pins)
+        resolver = prefetching(tmp_path, lock, f"{server.url}/simple", ONE_TRY)
         excerpt = resolver.resolve(lock.pin("toy.helper"))
     assert excerpt.resolved_from == "pypi:toy-mirror==1.0"
     assert server.count(wheel) == 2  # ahead (503), then by the resolution
