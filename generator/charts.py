@@ -260,7 +260,11 @@ def stop_under(line, above) -> None:
     """End the vertical `line` under the text `above` (it ran through it). Call it once the
     title and legend are placed: the layout they settle decides where the text lands."""
     ax = line.axes
-    ax.figure.draw_without_rendering()  # the layout, without painting pixels
+    # The layout engine's pass alone places the text as drawing would (same SVG bytes), without
+    # drawing every artist once more; savefig lays out again from there and draws.
+    engine = ax.figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(ax.figure)
     box = above.get_window_extent().transformed(ax.transAxes.inverted())
     line.set_ydata([0.0, max(box.y0 - 0.02, 0.0)])
 
