@@ -235,7 +235,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             raise PluginError(f"Inside the Model: {error}") from None
         late = set(self.build.late_paths())
         for path in sorted({*made.files, *late}):
-            if path in late:  # a worker is drawing it while pages are filled: bytes in on_env
+            if path in late:  # a worker is drawing it while pages are built: bytes in on_post_build
                 self.late[path] = File.generated(config, path, content=b"")
                 files.append(self.late[path])
             else:
@@ -252,7 +252,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
     @event_priority(100)  # first: MkDocs copies the files and renders the pages after this event
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
-        """Every page's math typeset; the figures the workers drew, into their files."""
+        """Every page's math typeset (the figures are still being drawn: see on_post_build)."""
         if not self.config.enabled:
             return env
         from generator.errors import InputError
@@ -263,13 +263,25 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 page.content = typeset.result()
             except InputError as error:
                 raise PluginError(f"Inside the Model: {error}") from None
+        return env
+
+    @event_priority(100)  # first: no other plugin's on_post_build sees a figure's placeholder
+    def _figures_into_site(self, *, config: MkDocsConfig) -> None:
+        """The figures the workers drew, written over their empty placeholders. No page reads a
+        figure's bytes, so the workers draw on while MkDocs renders and writes every page (in a
+        cold build, the pages' last seconds); a failure still stops the build before the site is
+        published (on_shutdown)."""
+        if not self.config.enabled:
+            return
+        from generator.errors import InputError
+
         try:
             drawn = self.build.figures()
         except InputError as error:  # a figure no worker could draw
             raise PluginError(f"Inside the Model: {error}") from None
         for path, data in drawn.items():
             self.late[path].content_bytes = data
-        return env
+            self.late[path].copy_file()
 
     def _stop_drawing(self) -> None:
         if self.build is not None:
@@ -386,7 +398,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             self.typesetter = None
 
     @event_priority(-50)  # after the search plugin has written its index
-    def on_post_build(self, *, config: MkDocsConfig) -> None:
+    def _finish_build(self, *, config: MkDocsConfig) -> None:
+        if not self.config.enabled:
+            return
         self._close_typesetter()
         self.build.record()
         self._prune_cache()
@@ -401,6 +415,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
             )
         self.built = True  # every page is written; the strict check comes next
+
+    on_post_build = CombinedEvent(_figures_into_site, _finish_build)
 
     def _prune_cache(self) -> None:
         """Remove from the cache what none of the last builds used (generator/store.py)."""

@@ -63,6 +63,34 @@ def test_a_pin_whose_hash_does_not_match_stops_the_build_and_keeps_the_old_site(
     assert tree_digest(site) == before  # the previous site/ is intact
 
 
+def test_a_figure_no_worker_can_draw_stops_the_build_after_the_pages_and_keeps_the_old_site(
+    tmp_path: Path,
+) -> None:
+    """The figures are awaited only once MkDocs has written every page (on_post_build), so the
+    workers draw while the pages are built: a drawing that fails then still stops the build with
+    the figure named, no traceback, and the previous site/ as it was."""
+    project = project_copy(tmp_path)
+    site = project / "site"
+    site.mkdir()
+    (site / "index.html").write_text("the previous site")
+    before = tree_digest(site)
+    charts = project / "generator" / "charts.py"
+    signature = "def render_chart(figure: str, size: str, narrow: bool = False) -> bytes:\n"
+    assert signature in charts.read_text()
+    charts.write_text(
+        charts.read_text().replace(signature, signature + '    raise ValueError("no axes")\n')
+    )
+    result = mkdocs_build(site, config_dir=project)
+    assert result.returncode != 0
+    # The build's own error, first: the figure named; the worker's traceback is quoted after it
+    ours = result.stderr.split("Inside the Model: ", 1)
+    assert len(ours) == 2 and "Traceback" not in ours[0], result.stderr
+    assert re.match(r"[^\n]*figures/[a-z0-9-]+\.svg", ours[1]), result.stderr
+    assert "no axes" in ours[1]
+    assert tree_digest(site) == before  # nothing published
+    assert not list(project.glob(".site.staging-*"))  # and nothing left behind
+
+
 def test_serve_regenerates_when_the_generator_changes(tmp_path: Path) -> None:
     """`mkdocs serve` watches generator/ and sources/ and re-imports the generator on rebuild."""
     import subprocess
