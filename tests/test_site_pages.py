@@ -92,6 +92,18 @@ def test_every_nav_page_is_reachable_from_the_map(built_site: Path) -> None:
     assert missing == []
 
 
+def test_no_two_pages_share_a_title(built_site: Path) -> None:
+    """Each family has a "The whole model" and a "Token embedding": a browser tab, a bookmark or a
+    search engine's result shows only the <title>, so a second family's pages name it there."""
+    titles: dict[str, list[str]] = {}
+    for page in nav_pages():
+        tag = soup(built_html(built_site, page)).title
+        assert tag is not None and tag.string, f"{page} has no <title>"
+        titles.setdefault(tag.string.strip(), []).append(page)
+    assert {title: pages for title, pages in titles.items() if len(pages) > 1} == {}
+    assert "The whole model · Llama 2 and Mistral - Inside the Model" in titles
+
+
 def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:
     """All hrefs in the built pages (raw HTML included, which MkDocs does not validate)."""
     ids: dict[Path, set[str]] = {}
