@@ -86,6 +86,20 @@ def test_a_lock_outside_any_site_is_named_whole(tmp_path: Path, monkeypatch, cap
     assert err.startswith(f"error: {shown}: cannot read the lock"), err
 
 
+def test_a_lock_in_a_folder_that_does_not_exist_is_refused(tmp_path: Path, monkeypatch, capsys):
+    """`itm pin --lock sorces/lock.toml` (a typo) made the folder and a new lock there, exit 0."""
+    site = make_toy_site(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    typo = Path("sorces") / "lock.toml"
+    pin = ["pin", "toy.tail", "--repo", REPO, "--path", PATH, "--symbol", "tail", "--lock"]
+    args = [*pin, str(typo), "--git", f"{REPO}={site.upstream}", "--offline"]
+    assert main([*args, "--commit", site.commit, "--license", "MIT"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: sorces/lock.toml") and "no folder sorces" in err, err
+    assert "fix:" in err and "Traceback" not in err
+    assert not (tmp_path / "sorces").exists()
+
+
 @pytest.mark.parametrize("case", ["no site", "no lock plugin", "broken mkdocs.yml"])
 def test_no_lock_to_be_found_is_a_clear_error(tmp_path: Path, monkeypatch, capsys, case) -> None:
     folder = tmp_path / "here"

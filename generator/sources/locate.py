@@ -98,4 +98,11 @@ def find_lock(given: Path | None, cwd: Path) -> SiteLock:
             site = None
         if site is not None and site.path.resolve() == path.resolve():
             return site
+    if not path.parent.is_dir():  # a typo in --lock must not create folders and a new lock there
+        raise InputError(
+            f"there is no folder {given.parent}",
+            file=str(given),
+            entry="--lock",
+            fix="check the path; to start a lock in a new folder, create the folder first",
+        )
     return SiteLock(path, path.parent, in_site=False)
