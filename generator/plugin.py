@@ -265,12 +265,13 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 raise PluginError(f"Inside the Model: {error}") from None
         return env
 
-    @event_priority(100)  # first: no other plugin's on_post_build sees a figure's placeholder
+    @event_priority(100)  # first of Material's and MkDocs' own: they see the drawn figures
     def _figures_into_site(self, *, config: MkDocsConfig) -> None:
         """The figures the workers drew, written over their empty placeholders. No page reads a
         figure's bytes, so the workers draw on while MkDocs renders and writes every page (in a
         cold build, the pages' last seconds); a failure still stops the build before the site is
-        published (on_shutdown)."""
+        published (on_shutdown). Until then a figure's file is empty: a plugin that reads one in
+        on_post_page, or in an on_post_build of a priority above 100, would see no bytes."""
         if not self.config.enabled:
             return
         from generator.errors import InputError

@@ -91,6 +91,66 @@ def test_a_figure_no_worker_can_draw_stops_the_build_after_the_pages_and_keeps_t
     assert not list(project.glob(".site.staging-*"))  # and nothing left behind
 
 
+def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Path) -> None:
+    """The build waits for its figures only after MkDocs has written every page: with the charts'
+    worker held until every page is in the staging folder, the build gets there (the figure still
+    an empty placeholder, the search index not written yet), then finishes with the real bytes
+    once the worker is let go. A build that waited for the figures before writing pages would
+    never write them, and this test would fail at its deadline."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.site_helpers import BLOCKING_MKDOCS, build_env, page_address
+    from tests.test_site_pages import nav_pages
+
+    project = project_copy(tmp_path)
+    gate = tmp_path / "gate"
+    charts = project / "generator" / "charts.py"
+    signature = "def render_chart(figure: str, size: str, narrow: bool = False) -> bytes:\n"
+    held = f"    while not __import__('os').path.exists({str(gate)!r}):\n"
+    held += "        __import__('time').sleep(0.05)\n"
+    assert signature in charts.read_text()
+    charts.write_text(charts.read_text().replace(signature, signature + held))
+    site = project / "site"
+    build = subprocess.Popen(
+        [sys.executable, "-c", BLOCKING_MKDOCS.format(blocked=["torch"]), "build"],
+        cwd=project,
+        env=build_env(ITM_DRAW_TIMEOUT="900"),  # the held worker sends nothing meanwhile
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 300  # only if the pages are never written (the bug)
+        while True:
+            stagings = list(project.glob(".site.staging-*"))
+            written = [
+                staging
+                for staging in stagings
+                if all((staging / page_address(p) / "index.html").exists() for p in nav_pages())
+            ]
+            if written:
+                break
+            assert build.poll() is None, f"the build ended first:\n{build.stderr.read()}"
+            assert time.monotonic() < deadline, "the pages were not written while a figure was held"
+            time.sleep(0.1)
+        staging = written[0]
+        assert (staging / "figures" / "params-gpt2.svg").stat().st_size == 0  # still being drawn
+        assert not (staging / "search" / "search_index.json").exists()  # on_post_build waits
+        gate.touch()
+        _, stderr = build.communicate(timeout=600)
+    finally:
+        gate.touch()
+        if build.poll() is None:
+            build.kill()
+            build.wait()
+    assert build.returncode == 0, stderr
+    assert (site / "figures" / "params-gpt2.svg").read_bytes().startswith(b"<?xml")
+    assert os.path.getsize(site / "search" / "search_index.json") > 0
+
+
 def test_serve_regenerates_when_the_generator_changes(tmp_path: Path) -> None:
     """`mkdocs serve` watches generator/ and sources/ and re-imports the generator on rebuild."""
     import subprocess
