@@ -174,6 +174,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.publication: Any = None  # generator.publish.Publication while `build` runs
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
         self.drawings: dict[str, list[str]] = {}  # page -> its formulas' drawings, set aside
+        self.family_sections: dict[str, str] = {}  # a second family's page address -> its section
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -194,7 +195,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         from generator.settings import Settings
 
         self.build = None
-        self.late, self.typesetting = {}, []
+        self.late, self.typesetting, self.family_sections = {}, [], {}
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
@@ -316,6 +317,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             raise PluginError(f"Inside the Model: {error}") from None
         if filled.description is not None:
             page.meta["description"] = filled.description
+        if page.meta.get("family") and page.parent is not None:  # titled with its family
+            self.family_sections[page.url] = page.parent.title
         return filled.markdown
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
@@ -409,9 +412,10 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if index.exists():
             import json
 
-            from generator.render.page_html import searchable_digits
+            from generator.render.page_html import family_titles, searchable_digits
 
-            data = searchable_digits(json.loads(index.read_text(encoding="utf-8")))
+            data = json.loads(index.read_text(encoding="utf-8"))
+            data = searchable_digits(family_titles(data, self.family_sections))
             index.write_text(
                 json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
             )

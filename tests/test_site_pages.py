@@ -3,6 +3,7 @@ counts for every size, excerpts equal to the pinned lock, and no number typed in
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -102,6 +103,14 @@ def test_no_two_pages_share_a_title(built_site: Path) -> None:
         titles.setdefault(tag.string.strip(), []).append(page)
     assert {title: pages for title, pages in titles.items() if len(pages) > 1} == {}
     assert "The whole model · Llama 2 and Mistral - Inside the Model" in titles
+    # and so do the site's own search results: each page's entry (its headings' may repeat)
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    searched: dict[str, list[str]] = {}
+    for doc in index["docs"]:
+        if "#" not in doc["location"]:
+            searched.setdefault(doc["title"], []).append(doc["location"])
+    assert {title: pages for title, pages in searched.items() if len(pages) > 1} == {}
+    assert searched["The whole model · Llama 2 and Mistral"] == ["llama/model/"]
 
 
 def test_every_internal_link_and_anchor_resolves(built_site: Path) -> None:

@@ -24,6 +24,18 @@ def for_readers(page_html: str) -> str:
     return ADJACENT.sub(r"</\1>\n<\2", page_html)
 
 
+def family_titles(index: dict, sections: dict[str, str]) -> dict:
+    """Material's search index with each page of a family other than GPT-2's titled as its
+    <title> is (overrides/main.html): "The whole model · Llama 2 and Mistral". `sections`: page
+    address -> its nav section; only the page's own entry changes, not its headings', and not
+    one whose title names the section already (the section's first page: "Llama 2 and Mistral")."""
+    for doc in index.get("docs", []):
+        section = sections.get(doc.get("location"))
+        if section and section not in doc["title"]:
+            doc["title"] += f" · {section}"
+    return index
+
+
 def searchable_digits(index: dict) -> dict:
     """Material's search index with each entry's separated numbers appended as bare digits."""
     for doc in index.get("docs", []):
