@@ -8,8 +8,9 @@
    keep="all") against transformers' GPT-2 in torch float32 eager attention holding the same
    random weights. Each run is a fresh process that builds the weights, then times one forward
    and reads its peak memory above what it held before (the kernel's high-water mark, reset just
-   before the forward). Runs alternate numpy / torch so both see the same machine load; the table
-   shows medians.
+   before the forward), then times `--again` more forwards in the same process: what a caller
+   running several sees (the two differ, torch's most). Runs alternate numpy / torch so both see
+   the same machine load; the table shows medians, of the first forwards and of the later ones.
 
 To compare against a current numpy, run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset in
 this command only (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ...`); the table names the
@@ -66,14 +67,20 @@ before = rss("VmRSS")
 start = time.perf_counter()
 logits = run()
 seconds = time.perf_counter() - start
-print(json.dumps({{"seconds": seconds, "peak_mb": rss("VmHWM") - before,
+peak_mb = rss("VmHWM") - before
+later = []  # the same forward again in this process: what a caller running several sees
+for _ in range({again}):
+    start = time.perf_counter()
+    run()
+    later.append(time.perf_counter() - start)
+print(json.dumps({{"seconds": seconds, "peak_mb": peak_mb, "later": later,
                    "check": [float(v) for v in logits[-1, :4]]}}))
 """
 
 
-def one_run(which: str, tokens: int) -> dict:
+def one_run(which: str, tokens: int, again: int) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", RUN.format(which=which, tokens=tokens)],
+        [sys.executable, "-c", RUN.format(which=which, tokens=tokens, again=again)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -137,6 +144,9 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, nargs="+", default=[1024, 128])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, medians shown")
     parser.add_argument("--full-trace", action="store_true", help="also numpy with keep='all'")
+    parser.add_argument(
+        "--again", type=int, default=2, help="forwards timed after the first, in each process"
+    )
     args = parser.parse_args()
     rows = build_path_rows()
     if not args.skip_torch:
@@ -151,7 +161,7 @@ def main() -> int:
             runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
             for _ in range(args.repeat):
                 for kind in kinds:  # alternate, so both see the same load
-                    runs[kind].append(one_run(kind, T))
+                    runs[kind].append(one_run(kind, T, args.again))
             checks = {kind: runs[kind][0]["check"] for kind in kinds}
             diff = max(
                 abs(a - b) for a, b in zip(checks["numpy:none"], checks["torch"], strict=True)
@@ -169,6 +179,14 @@ def main() -> int:
             t_np, mb_np = med["numpy:none"]
             t_torch, mb_torch = med["torch"]
             rows.append((f"  numpy / torch, {T} tokens: time", f"{t_np / t_torch:.2f}×"))
+            if args.again:
+                later = {
+                    k: statistics.median(t for r in runs[k] for t in r["later"]) for k in kinds
+                }
+                for kind, t in later.items():
+                    rows.append((f"{kind} later forwards, {T} tokens (median)", f"{t:.2f} s"))
+                ratio = later["numpy:none"] / later["torch"]
+                rows.append((f"  numpy / torch, {T} tokens: later forwards' time", f"{ratio:.2f}×"))
             rows.append((f"  numpy / torch, {T} tokens: peak memory", f"{mb_np / mb_torch:.2f}×"))
             rows.append(
                 (
