@@ -130,7 +130,8 @@ def test_missing_commit_falls_through_with_a_clear_message(tmp_path: Path, upstr
         resolve_all(lock, cache_dir=tmp_path / "c", offline=True, git_dirs={REPO: directory})
     assert "commit ffffffffffff is not in" in caught.value.problem
     assert "cache: not cached" in caught.value.problem
-    assert "build once with PyPI reachable" in caught.value.fix
+    assert f"pass --git {REPO}=DIR" in caught.value.fix
+    assert "PyPI" not in caught.value.fix  # the file has no [[mirrors]]: a registry cannot help
 
 
 def test_verified_text_is_cached_for_offline_builds(tmp_path: Path, upstream) -> None:

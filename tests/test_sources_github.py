@@ -174,7 +174,7 @@ def test_offline_flag_forbids_the_network(tmp_path: Path) -> None:
         with pytest.raises(InputError) as caught:
             resolver.resolve(lock.pin("toy.helper"))
     assert server.hits == [] and resolver.sources == ("cache", "git", "pypi")  # pypi: cache only
-    assert "build once with PyPI reachable" in caught.value.fix
+    assert "pass --git" in caught.value.fix and "PyPI" not in caught.value.fix  # no [[mirrors]]
 
 
 def test_verify_online_checks_github(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -330,6 +330,16 @@ def test_a_method_moved_within_its_class_is_refused_by_a_mirror_that_has_the_who
     assert "'Widget.render' stands at upstream lines" in caught.value.problem
 
 
+def test_offline_with_an_empty_cache_says_how_the_mirrors_would_fill_it(tmp_path: Path) -> None:
+    """A file with [[mirrors]]: offline and nothing cached, the fix names both ways out."""
+    lock = make_lock(tmp_path, WHEEL_MIRROR)
+    offline = Resolver(lock, cache_dir=tmp_path / "empty", offline=True)
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.helper"))
+    assert caught.value.fix.startswith(f"pass --git {REPO}=DIR")
+    assert "build once with PyPI reachable" in caught.value.fix
+
+
 # ---------------------------------------------------------------- evidence bound to a commit
 
 EDITED = "ed" * 20  # another valid commit id, put in the lock by hand

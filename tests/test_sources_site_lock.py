@@ -100,6 +100,40 @@ def test_a_lock_in_a_folder_that_does_not_exist_is_refused(tmp_path: Path, monke
     assert not (tmp_path / "sorces").exists()
 
 
+def test_a_pin_made_from_a_clone_verifies_offline_without_it(tmp_path: Path, monkeypatch, capsys):
+    """`itm pin --git` read and checked the lines, but kept them nowhere: `itm verify --offline`
+    right after it, without the clone, failed (and its fix first said to reach PyPI, for a file
+    with no [[mirrors]])."""
+    site = make_toy_site(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no mkdocs.yml here or above: the site's git_dirs do not apply
+    pin = ["pin", "toy.tail", "--repo", REPO, "--path", PATH, "--symbol", "tail"]
+    clone = ["--git", f"{REPO}={site.upstream}", "--offline", "--lock", "lock.toml"]
+    assert main([*pin, *clone, "--commit", site.commit, "--license", "MIT"]) == 0
+    capsys.readouterr()
+    assert main(["verify", "--offline", "--lock", "lock.toml"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 excerpts verified" in out and "from cache" in out, out
+
+
+def test_an_unresolved_pin_offline_is_told_the_fix_that_applies(tmp_path, monkeypatch, capsys):
+    site = make_toy_site(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    pin = ["pin", "toy.tail", "--repo", REPO, "--path", PATH, "--symbol", "tail", "--lock"]
+    args = [*pin, "lock.toml", "--git", f"{REPO}={site.upstream}", "--offline", "--cache-dir"]
+    assert (
+        main([*args, str(tmp_path / "pin-cache"), "--commit", site.commit, "--license", "MIT"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["verify", "--offline", "--lock", "lock.toml"]) == 1  # another, empty cache
+    out = capsys.readouterr().out
+    assert f"fix: pass --git {REPO}=DIR with a clone that has the commit" in out, out
+    assert "PyPI" not in out.split("fix:")[1]  # the toy file has no [[mirrors]]
+
+
 @pytest.mark.parametrize("case", ["no site", "no lock plugin", "broken mkdocs.yml"])
 def test_no_lock_to_be_found_is_a_clear_error(tmp_path: Path, monkeypatch, capsys, case) -> None:
     folder = tmp_path / "here"

@@ -387,7 +387,7 @@ def run_pin(args: argparse.Namespace) -> int:
             ) from None
         default_evidence = args.evidence
         # a file someone vouches for is checked against the lock's ids, never recorded as read
-        Resolver(lock, cache_dir=_settings(site).cache_dir).check_file(
+        Resolver(lock, cache_dir=args.cache_dir or _settings(site).cache_dir).check_file(
             repo, args.path, file, entry=args.id
         )
     else:
@@ -448,6 +448,10 @@ def run_pin(args: argparse.Namespace) -> int:
         return 0
     write_lock(new_lock)
     print(f"wrote {lock.display}")
+    # the text just read and checked, kept where the next build or `itm verify` looks first: a
+    # pin made from a clone verifies offline without that clone
+    cache_dir = args.cache_dir or _settings(site).cache_dir
+    Resolver(new_lock, cache_dir=cache_dir).remember(pin, "".join(cut(file.lines, ranges)))
     return 0
 
 

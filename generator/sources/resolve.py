@@ -160,10 +160,7 @@ class Resolver:
         if origin == "cache" or origin.startswith("pypi:"):  # only the lines were read
             self._holds_symbol(pin, text, origin)
         if origin != "cache" and ranges == pin.ranges:
-            # unsigned: every read checks the text against the lock's sha256 (_via_cache)
-            entry = text.encode("utf-8")
-            key = location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
-            self.cache.put_entry("excerpts", key, entry, signed=False)
+            self.remember(pin, text)
         recorded = self.lock.file_id(pin.repo, pin.path)
         return Excerpt(
             id=pin.id,
@@ -179,6 +176,12 @@ class Resolver:
             resolved_from=origin,
             sha1_git=recorded.sha1_git if recorded else None,
         )
+
+    def remember(self, pin: Pin, text: str) -> None:
+        """Keep a pin's verified text in the cache, where later runs look first (offline too).
+        Unsigned: every read checks the text against the lock's sha256 (_via_cache)."""
+        key = location_key(pin, self.lock.repos[pin.repo], self.lock.file_id(pin.repo, pin.path))
+        self.cache.put_entry("excerpts", key, text.encode("utf-8"), signed=False)
 
     def _holds_symbol(self, pin: Pin, text: str, origin: str) -> None:
         """A source that gave only the pinned lines: they must still be the symbol's."""
@@ -551,11 +554,9 @@ class Resolver:
                 " records the new commit's evidence",
             )
         if self.offline:
-            fix = (
-                "the cache holds neither this text nor a mirror archive that carries it: build"
-                " once with PyPI reachable (the mirrors fill the cache), or pass"
-                f" --git {pin.repo}=DIR with a clone that has the commit"
-            )
+            fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
+            if any(m.repo == pin.repo and m.path == pin.path for m in self.lock.mirrors):
+                fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
             fix = (
                 f"re-pin with `itm pin {pin.id} --replace ...` from a clone of the commit, or check"
