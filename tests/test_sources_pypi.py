@@ -340,6 +340,22 @@ def test_offline_with_an_empty_cache_says_how_the_mirrors_would_fill_it(tmp_path
     assert "build once with PyPI reachable" in caught.value.fix
 
 
+def test_offline_a_mirror_of_another_commit_is_not_offered_as_a_fix(tmp_path: Path) -> None:
+    """A [[mirrors]] entry checked at another commit vouches for nothing: reaching PyPI would
+    not help, so the fix names only a clone (the lock's other evidence is of the commit)."""
+    stale = WHEEL_MIRROR.replace(COMMIT, "ed" * 20)
+    other = mirror_table(
+        "toy-other", "1.0", "toy_other-1.0-py3-none-any.whl", WHEEL, "toy_mirror/toy.py",
+        path="pkg/other.py", commit=COMMIT,
+    )  # fmt: skip
+    lock = make_lock(tmp_path, stale, other)
+    offline = Resolver(lock, cache_dir=tmp_path / "empty", offline=True)
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.helper"))
+    assert "do not vouch" in caught.value.problem
+    assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
+
+
 # ---------------------------------------------------------------- evidence bound to a commit
 
 EDITED = "ed" * 20  # another valid commit id, put in the lock by hand

@@ -12,7 +12,7 @@ import pytest
 from generator.cli import main
 from generator.sources.lock import load_lock
 from tests.pinned_helpers import make_toy_site
-from tests.sources_helpers import PATH, REPO, isolated_env
+from tests.sources_helpers import PATH, REPO, TOY_V1, isolated_env
 
 pytestmark = pytest.mark.usefixtures(isolated_env.__name__)
 
@@ -132,6 +132,25 @@ def test_an_unresolved_pin_offline_is_told_the_fix_that_applies(tmp_path, monkey
     out = capsys.readouterr().out
     assert f"fix: pass --git {REPO}=DIR with a clone that has the commit" in out, out
     assert "PyPI" not in out.split("fix:")[1]  # the toy file has no [[mirrors]]
+
+
+def test_a_trusted_file_never_upstream_is_not_cached_as_verified(tmp_path, monkeypatch, capsys):
+    """`pin --trusted-file` for a file the lock has no [[files]] ids for: nothing checked its
+    text against upstream, so it must not land in the cache, which `itm verify` reads first (it
+    said "ok ... from cache" for lines that differ from the clone's)."""
+    site = make_toy_site(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    vouched = tmp_path / "vouched.py"
+    vouched.write_text(TOY_V1.replace("return x * SCALE", "return x + SCALE"), encoding="utf-8")
+    pin = ["pin", "toy.helper", "--repo", REPO, "--path", PATH, "--lines", "9-10"]
+    pin += ["--trusted-file", str(vouched), "--evidence", "mine", "--evidence-level", "upstream"]
+    new = ["--lock", "lock.toml", "--commit", site.commit, "--license", "MIT"]
+    assert main([*pin, *new]) == 0
+    capsys.readouterr()
+    clone = ["--git", f"{REPO}={site.upstream}", "--offline", "--lock", "lock.toml"]
+    assert main(["verify", *clone]) == 1
+    out = capsys.readouterr().out
+    assert "hash mismatch" in out and "from cache" not in out, out
 
 
 @pytest.mark.parametrize("case", ["no site", "no lock plugin", "broken mkdocs.yml"])

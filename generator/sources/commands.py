@@ -449,9 +449,12 @@ def run_pin(args: argparse.Namespace) -> int:
     write_lock(new_lock)
     print(f"wrote {lock.display}")
     # the text just read and checked, kept where the next build or `itm verify` looks first: a
-    # pin made from a clone verifies offline without that clone
-    cache_dir = args.cache_dir or _settings(site).cache_dir
-    Resolver(new_lock, cache_dir=cache_dir).remember(pin, "".join(cut(file.lines, ranges)))
+    # pin made from a clone verifies offline without that clone. A trusted file's text only when
+    # it matched the ids of a file read upstream ([[files]]): else the cache, read first, would
+    # vouch for text no clone or GitHub ever confirmed
+    if file.read_at_pin or lock.file_id(repo.name, args.path) is not None:
+        cache_dir = args.cache_dir or _settings(site).cache_dir
+        Resolver(new_lock, cache_dir=cache_dir).remember(pin, "".join(cut(file.lines, ranges)))
     return 0
 
 

@@ -555,7 +555,7 @@ class Resolver:
             )
         if self.offline:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
-            if any(m.repo == pin.repo and m.path == pin.path for m in self.lock.mirrors):
+            if any(self.lock.vouches(m) for m in self.lock.mirrors_for(pin.repo, pin.path)):
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
             fix = (
