@@ -421,13 +421,14 @@ def run_pin(args: argparse.Namespace) -> int:
             entry=args.id,
             fix="check the line numbers",
         )
+    text = "".join(cut(file.lines, ranges))  # the pinned lines, each ending in "\n"
     pin = Pin(
         id=args.id,
         repo=repo.name,
         path=args.path,
         symbol=args.symbol,
         ranges=ranges,
-        sha256=sha256_hex("".join(cut(file.lines, ranges))),
+        sha256=sha256_hex(text),
         evidence_level=args.evidence_level or "upstream",
         evidence=args.evidence or default_evidence,
     )
@@ -454,7 +455,7 @@ def run_pin(args: argparse.Namespace) -> int:
     # vouch for text no clone or GitHub ever confirmed
     if file.read_at_pin or lock.file_id(repo.name, args.path) is not None:
         cache_dir = args.cache_dir or _settings(site).cache_dir
-        Resolver(new_lock, cache_dir=cache_dir).remember(pin, "".join(cut(file.lines, ranges)))
+        Resolver(new_lock, cache_dir=cache_dir).remember(pin, text)
     return 0
 
 
