@@ -25,6 +25,25 @@ def t(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(x))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_layer_norm_is_torch_layer_norm_traced_or_not(dtype) -> None:
+    x = (RNG.standard_normal((9, 48)) * 3 + 2).astype(dtype)
+    gain, shift = (1 + 0.1 * RNG.standard_normal((2, 48))).astype(dtype)
+    theirs = torch.nn.functional.layer_norm(t(x), (48,), t(gain), t(shift), 1e-5).numpy()
+    ours, trace = ops.layer_norm(x, gain, shift, 1e-5)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-14 if dtype == np.float64 else 1e-5)
+    np.testing.assert_allclose(trace["mean"], x.mean(-1), rtol=1e-6)
+    np.testing.assert_allclose(trace["normalized"] * gain + shift, ours, rtol=0, atol=1e-5)
+    # without its trace it normalizes in place of its centred copy: the same bits, x untouched
+    before = x.copy()
+    bare, no_trace = ops.layer_norm(x, gain, shift, 1e-5, trace=False)
+    assert no_trace == {} and bare.dtype == ours.dtype and bare.tobytes() == ours.tobytes()
+    assert x.tobytes() == before.tobytes()
+    # γ and β in a wider dtype widen the output, traced or not, as `normalized * γ + β` would
+    wide, _ = ops.layer_norm(x.astype(np.float32), gain.astype(np.float64), shift, 1e-5, False)
+    assert wide.dtype == np.float64
+
+
 def test_rms_norm_is_llama_rms_norm() -> None:
     x, gain = RNG.standard_normal((7, 16)) * 3, 1 + 0.1 * RNG.standard_normal(16)
     norm = modeling_llama.LlamaRMSNorm(16, eps=1e-5).double()

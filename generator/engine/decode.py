@@ -93,19 +93,19 @@ def decode_step(
     presents, attn_scores, attn_weights = [], [], []
     for i in range(cfg.n_layer):
         b = sub_weights(w, f"h.{i}.")
-        ln1, _ = layer_norm(x, b["ln_1.weight"], b["ln_1.bias"], cfg.layer_norm_eps)
+        ln1, _ = layer_norm(x, b["ln_1.weight"], b["ln_1.bias"], cfg.layer_norm_eps, trace=False)
         a, present, scores_i, weights_i = attention_step(
             ln1, cache[i], sub_weights(b, "attn."), cfg
         )
         x = x + a  # [nd, d]
-        ln2, _ = layer_norm(x, b["ln_2.weight"], b["ln_2.bias"], cfg.layer_norm_eps)
+        ln2, _ = layer_norm(x, b["ln_2.weight"], b["ln_2.bias"], cfg.layer_norm_eps, trace=False)
         m, _ = mlp(ln2, sub_weights(b, "mlp."))
         x = x + m  # [nd, d]
         presents.append(present)
         if grids:
             attn_scores.append(scores_i)
             attn_weights.append(weights_i)
-    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
+    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps, trace=False)
     logits = lnf @ w["wte.weight"].T  # [nd, V], tied unembedding
     present = np.stack(presents)  # [n_layer, 2, h, nd, dh]
     return Step(

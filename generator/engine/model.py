@@ -98,14 +98,15 @@ def block(
     keep: Keep = "all",
 ) -> tuple[np.ndarray, BlockTrace]:
     """One pre-norm transformer block; w holds its tensors without the "h.{i}." prefix."""
-    ln1, ln1_trace = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"], cfg.layer_norm_eps)
+    eps, traced = cfg.layer_norm_eps, keep == "all"
+    ln1, ln1_trace = layer_norm(x, w["ln_1.weight"], w["ln_1.bias"], eps, traced)
     if keep == "none":  # nothing to trace: attention by tiles, without its [h, T, T] grids
         attn_out = attention_output(ln1, sub_weights(w, "attn."), cfg, dtype)
         attn_trace: StepTrace = {}
     else:
         attn_out, attn_trace = attention(ln1, sub_weights(w, "attn."), cfg, dtype, keep)
     resid_mid = x + attn_out  # [T, d]
-    ln2, ln2_trace = layer_norm(resid_mid, w["ln_2.weight"], w["ln_2.bias"], cfg.layer_norm_eps)
+    ln2, ln2_trace = layer_norm(resid_mid, w["ln_2.weight"], w["ln_2.bias"], eps, traced)
     mlp_out, mlp_trace = mlp(ln2, sub_weights(w, "mlp."))
     resid_out = resid_mid + mlp_out  # [T, d]
     if keep != "all":
@@ -150,7 +151,9 @@ def forward(
         x, block_trace = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep)
         if keep != "none":
             blocks.append(block_trace)
-    lnf, lnf_trace = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
+    lnf, lnf_trace = layer_norm(
+        x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps, trace=keep == "all"
+    )
     logits = unembed(lnf, w["wte.weight"])  # [T, V], tied: the same wte as the input
     trace = Trace(token_ids=token_ids, logits=logits, blocks=blocks)
     if keep == "all":
@@ -182,5 +185,5 @@ def forward_from(
     for i in range(start, cfg.n_layer):
         # "patterns", not "none": attention over the whole grid, as forward() ran it (same bits)
         x, _ = block(x, sub_weights(w, f"h.{i}."), cfg, dtype, keep="patterns")
-    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps)
+    lnf, _ = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.layer_norm_eps, trace=False)
     return unembed(lnf, w["wte.weight"])  # [T, V]

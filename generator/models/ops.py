@@ -24,16 +24,25 @@ def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.nda
 
 
 def layer_norm(
-    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, trace: bool = True
 ) -> tuple[np.ndarray, StepTrace]:
-    """Normalize each position to mean 0, variance 1, then scale by gain γ and shift by β."""
+    """Normalize each position to mean 0, variance 1, then scale by gain γ and shift by β.
+
+    trace=False returns an empty trace and normalizes in place of the centred copy: two [T, d]
+    arrays instead of four, and the same bits.
+    """
     mean = x.mean(axis=-1, keepdims=True)  # [T, 1]
     centered = x - mean  # [T, d]
-    var = (centered * centered).mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
-    normalized = centered / np.sqrt(var + eps)  # [T, d]
-    out = normalized * weight + bias  # [T, d]
-    trace = {"mean": mean[..., 0], "var": var[..., 0], "normalized": normalized, "out": out}
-    return out, trace
+    squares = centered * centered  # [T, d]
+    var = squares.mean(axis=-1, keepdims=True)  # [T, 1], biased, as torch
+    normalized = np.divide(centered, np.sqrt(var + eps), out=None if trace else centered)  # [T, d]
+    dtype = np.result_type(normalized, weight, bias)  # γ, β in a wider dtype widen the output
+    out = squares if squares.dtype == dtype else np.empty(x.shape, dtype)  # reuse when it fits
+    np.multiply(normalized, weight, out=out)
+    out += bias  # [T, d]
+    if not trace:
+        return out, {}
+    return out, {"mean": mean[..., 0], "var": var[..., 0], "normalized": normalized, "out": out}
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> tuple[np.ndarray, StepTrace]:
