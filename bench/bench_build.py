@@ -10,7 +10,8 @@ ratios are the figures.
    ships the same files (the generator leaves out theme files no page loads) and replays each
    page's final HTML (math typeset at build time) and the search index as the generator left it.
 2. Time the real build cold (each run from an empty cache: fetches, figures) and warm, and the
-   floor build of the expanded docs, alternating warm and floor runs so both see the same load.
+   floor build of the expanded docs, interleaved (cold, floor, warm, cold, …) so all three see
+   the same load.
 3. Check the floor's output is byte-identical to the real site, file by file.
 4. --serve: `mkdocs serve`, edit a page → the edit is served, on a copy of the project and on the
    floor.
@@ -52,13 +53,19 @@ out = Path({out!r})
 class Record(BasePlugin):
     @event_priority(-100)  # after every other plugin and hook
     def on_files(self, files, config):
-        for f in files:  # the docs and generated files; the theme's stay the theme's
-            if f.src_dir is None or Path(f.src_dir) == Path(config.docs_dir):
-                target = out / f.src_uri
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(f.content_bytes)
+        # the docs and generated files; the theme's stay the theme's
+        self.ours = [
+            f for f in files if f.src_dir is None or Path(f.src_dir) == Path(config.docs_dir)
+        ]
+        self.write_files()
         (out.parent / "files.txt").write_text("\\n".join(f.src_uri for f in files))
         return files
+
+    def write_files(self, pages=True):  # pages: on_page_markdown writes them filled
+        for f in self.ours if pages else [f for f in self.ours if not f.is_documentation_page()]:
+            target = out / f.src_uri
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.content_bytes)
 
     @event_priority(-100)
     def on_page_markdown(self, markdown, page, config, files):
@@ -67,16 +74,17 @@ class Record(BasePlugin):
         (out / page.file.src_uri).write_text(text, encoding="utf-8")
         return markdown
 
-    @event_priority(-100)
-    def on_page_content(self, html, page, config, files):
+    @event_priority(-100)  # a cold build typesets math as late as on_env: record after it
+    def on_page_context(self, context, page, config, nav):
         target = out.parent / "content" / (page.file.src_uri + ".html")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(html, encoding="utf-8")
+        target.write_text(page.content, encoding="utf-8")
         target.with_suffix(".md").write_text(page.markdown, encoding="utf-8")
-        return html
+        return context
 
     @event_priority(-100)  # after the generator rewrote the search index
     def on_post_build(self, config):
+        self.write_files(pages=False)  # again: a cold build's figures are drawn by now
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():
             (out.parent / "search_index.json").write_bytes(index.read_bytes())
@@ -282,9 +290,11 @@ def free_port() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="warm and floor builds to time")
+    parser.add_argument("--repeat", type=int, default=3, help="warm builds to time (and floor)")
     parser.add_argument("--skip-cold", action="store_true", help="warm the cache without timing")
-    parser.add_argument("--cold-repeat", type=int, default=3, help="cold builds to time")
+    parser.add_argument(
+        "--cold-repeat", type=int, default=3, help="cold builds to time (and floor)"
+    )
     parser.add_argument("--serve", action="store_true", help="also time mkdocs serve's loop")
     parser.add_argument("--serve-repeat", type=int, default=9, help="edits timed in that loop")
     args = parser.parse_args()
@@ -294,12 +304,28 @@ def main() -> None:
         cache = tmp / "cache"
         env = env_for(cache)
         config = ROOT / "mkdocs.yml"
-        colds = []  # each from an empty cache of its own (the fetches vary most: the median)
-        for i in range(1 if args.skip_cold else args.cold_repeat):
-            other = env_for(tmp / f"cold-cache{i}") if i else env
-            colds.append(build(config, tmp / f"cold{i}", other))
-        cold = statistics.median(colds)
-        if not args.skip_cold:
+        # The expand step is a real build: it also fills `cache`, which the warm builds read.
+        docs = tmp / "floor-docs"
+        expand = EXPAND.format(out=str(docs), config=str(config), site=str(tmp / "expanded"))
+        subprocess.run([sys.executable, "-c", expand], env=env, check=True, capture_output=True)
+        floor_cfg = floor_config(tmp, docs)
+
+        # Interleaved, cold, floor and warm in turn, so that all three see the same machine: its
+        # speed drifts within minutes, and a ratio of builds timed at different moments would
+        # measure the drift. Each cold build starts from an empty cache of its own (the fetches
+        # vary most: the median).
+        colds: list[float] = []
+        warm: list[float] = []
+        floor: list[float] = []
+        cold_runs = 0 if args.skip_cold else args.cold_repeat
+        for i in range(max(args.repeat, cold_runs)):
+            if i < cold_runs:
+                colds.append(build(config, tmp / f"cold{i}", env_for(tmp / f"cold-cache{i}")))
+            floor.append(build(floor_cfg, tmp / f"floor{i}", env))
+            if i < args.repeat:
+                warm.append(build(config, tmp / f"warm{i}", env))
+        if colds:
+            cold = statistics.median(colds)
             spread = f"{min(colds):.2f}–{max(colds):.2f}"
             rows.append(
                 (
@@ -307,22 +333,15 @@ def main() -> None:
                     f"{cold:.2f} s ({spread})",
                 )
             )
-
-        docs = tmp / "floor-docs"
-        expand = EXPAND.format(out=str(docs), config=str(config), site=str(tmp / "expanded"))
-        subprocess.run([sys.executable, "-c", expand], env=env, check=True, capture_output=True)
-        floor_cfg = floor_config(tmp, docs)
-
-        warm, floor = [], []
-        for i in range(args.repeat):  # alternate, so both see the same load
-            warm.append(build(config, tmp / f"warm{i}", env))
-            floor.append(build(floor_cfg, tmp / f"floor{i}", env))
         warm_median, floor_median = statistics.median(warm), statistics.median(floor)
-        rows.append((f"warm build (median of {args.repeat})", f"{warm_median:.2f} s"))
+        rows.append((f"warm build (median of {len(warm)})", f"{warm_median:.2f} s"))
         rows.append(
-            ("floor: bare MkDocs + Material, expanded docs (median)", f"{floor_median:.2f} s")
+            (
+                f"floor: bare MkDocs + Material, expanded docs (median of {len(floor)})",
+                f"{floor_median:.2f} s ({min(floor):.2f}–{max(floor):.2f})",
+            )
         )
-        if not args.skip_cold:
+        if colds:
             rows.append(("cold / floor", f"{cold / floor_median:.2f}×"))
         rows.append(("warm / floor", f"{warm_median / floor_median:.2f}×"))
         same, differ = compare(tmp / "warm0", tmp / "floor0")
