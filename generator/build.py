@@ -62,12 +62,18 @@ class SiteBuild:
         if build.made is None:
             from generator.charts import chart_figures
 
-            build.drawings.append(build._drawing(chart_figures()))  # drawn during the fetches
-            build.inputs()
+            # drawn during the fetches; its worker then draws the features' figures (files())
+            build.drawings.append(build._drawing(chart_figures(), more=True))
+            try:
+                build.inputs()
+            except BaseException:
+                build.cancel()  # a bad pin: no worker draws on for a build that stopped
+                raise
         return build
 
-    def _drawing(self, figures: list[Figure]) -> Drawing:
-        return Drawing(figures, self.settings.cache_dir, stall=self.settings.draw_timeout)
+    def _drawing(self, figures: list[Figure], *, more: bool = False) -> Drawing:
+        cache, stall = self.settings.cache_dir, self.settings.draw_timeout
+        return Drawing(figures, cache, stall=stall, more=more)
 
     def inputs(self) -> BuildInputs:
         """The build's checked inputs, loaded on first need."""
@@ -91,7 +97,11 @@ class SiteBuild:
                 if hasattr(feature, "figures"):
                     figures += feature.figures(site)
             self.made = MadeFiles(files=generated, katex_js=site.katex_js)
-            self.drawings.append(self._drawing(figures))
+            if self.drawings:  # the charts' workers, matplotlib imported: no other will start
+                self.drawings[0].add(figures)
+                self.drawings[0].close()
+            else:
+                self.drawings.append(self._drawing(figures))
         return self.made
 
     def late_paths(self) -> list[str]:

@@ -9,15 +9,21 @@ bytes are needed. A figure already in the store (signed, keyed by a hash of ever
 drawing depends on, so an entry can only be read back for the path it was drawn for) is read,
 not drawn. Workers or this process: the same bytes.
 
+A figure known only later (the features' figures, once the inputs are loaded) joins a running
+worker with `add()`, which sends it as one more line: that worker has matplotlib imported
+already, where a fresh one would import it again for one figure (about a second of CPU, on a
+machine whose cores the build keeps busy).
+
 A worker's life is tied to its build, and its build never waits on it forever:
-- The build writes the tasks as one line and keeps the worker's stdin open; when the build ends
-  (even by SIGKILL, even before the worker has imported anything) the kernel closes it, and the
-  worker sees end-of-file: a thread of its own exits at once, and it checks again before every
-  figure. Nothing depends on when the worker reads its parent's pid.
+- The build writes tasks as lines, `[]` when it has no more, and keeps the worker's stdin open;
+  when the build ends (even by SIGKILL, even before the worker has imported anything) the
+  kernel closes it, and the worker sees end-of-file: a thread of its own, reading the tasks,
+  exits the process at once.
 - A worker sends each figure as it is drawn. One that is stopped (SIGSTOP), or sends nothing for
-  `stall` seconds while it runs (stuck), is killed; one killed by a signal (the OOM killer, a SIGKILL) has its undelivered
-  figures drawn again once in a fresh worker; a second failure, or a drawing that raises, stops
-  the build with a `DrawingError` naming the figures.
+  `stall` seconds while it has figures to draw (stuck), is killed; one killed by a signal (the
+  OOM killer, a SIGKILL) has its undelivered figures drawn again once in a fresh worker; a
+  second failure, or a drawing that raises, stops the build with a `DrawingError` naming the
+  figures.
 """
 
 from __future__ import annotations
@@ -26,15 +32,17 @@ import base64
 import importlib
 import json
 import os
+import queue
 import select
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -64,6 +72,17 @@ class Figure:
 
 
 @dataclass
+class Share:
+    """One worker's figures: those it started with and those added while it runs."""
+
+    figures: list[Figure]
+    process: subprocess.Popen[bytes] | None = None  # once started
+    sent: int = 0  # figures written to the worker so far
+    sent_at: float = 0.0  # time.monotonic() when they were last written
+    closed: bool = False  # told there are no more (`[]`): add() starts another worker
+
+
+@dataclass
 class Delivery:
     """What one worker sent before it ended, and why it ended early (None: it finished)."""
 
@@ -89,7 +108,11 @@ def spare_cores() -> int:
 
 class Drawing:
     """Figures being drawn: cached ones read now, the rest started in workers now (or, with
-    workers=0, drawn by this process when `files()` asks)."""
+    workers=0, drawn by this process when `files()` asks).
+
+    more=True keeps the workers waiting for figures `add()` may send, until `close()` (or
+    `files()`) says there are none; a worker left waiting `stall` seconds with nothing to draw
+    is told so itself. more=False: each worker ends once its figures are drawn."""
 
     def __init__(
         self,
@@ -98,69 +121,124 @@ class Drawing:
         *,
         workers: int | None = None,
         stall: float = STALL_SECONDS,
+        more: bool = False,
     ) -> None:
-        self.figures = list(figures)
+        self.figures: list[Figure] = []
         self.store = Store(cache_dir) if cache_dir is not None else None
         self.stall = stall
         self.done: dict[str, bytes] = {}
         self.unkept: dict[str, bytes] = {}  # drawn, not stored yet (files(keep=False))
         self.cancelled = False
-        self._lock = threading.Lock()
+        self.count = spare_cores() if workers is None else workers
+        self.here: list[Figure] = []  # drawn by this process (workers=0)
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.pool: ThreadPoolExecutor | None = None
+        self.pending: list[tuple[Share, Future[Delivery]]] = []
+        self._lock = threading.Lock()  # guards the shares' processes and what they were sent
+        self.add(figures)
+        if not more:
+            self.close()
+
+    def add(self, figures: Sequence[Figure]) -> None:
+        """Draw `figures` too: read from the store, or sent to the workers still waiting for more
+        (matplotlib imported already), or, when none is, to new ones."""
         missing = []
-        for figure in self.figures:
+        for figure in figures:
+            self.figures.append(figure)
             cached = self.store.get_entry("figure", figure.key) if self.store else None
             if cached is None:
                 missing.append(figure)
             else:
                 self.done[figure.path] = cached
-        count = spare_cores() if workers is None else workers
-        self.here = missing if count == 0 else []
-        shares = [share for share in (missing[i::count] for i in range(count)) if share]
-        self.processes: list[subprocess.Popen[bytes]] = []
-        self.pool = ThreadPoolExecutor(max_workers=len(shares)) if shares else None
-        self.pending: list[tuple[list[Figure], Future[Delivery]]] = [
-            (share, self.pool.submit(self._in_worker, share)) for share in shares if self.pool
-        ]
+        if not missing:
+            return
+        if self.count == 0:
+            self.here += missing
+            return
+        with self._lock:
+            waiting = [share for share, _ in self.pending if not share.closed]
+            for index, share in enumerate(waiting):
+                share.figures += missing[index :: len(waiting)]
+                self._send(share)
+        if waiting:
+            return
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=MAX_WORKERS)
+        for index in range(min(self.count, len(missing))):
+            share = Share(missing[index :: self.count])
+            self.pending.append((share, self.pool.submit(self._in_worker, share)))
+
+    def close(self) -> None:
+        """No more figures: each worker ends once it has drawn its share."""
+        with self._lock:
+            for share, _ in self.pending:
+                share.closed = True
+                self._send(share)
 
     @property
     def paths(self) -> list[str]:
         return [figure.path for figure in self.figures]
 
     def _start(self, errors: IO[bytes]) -> subprocess.Popen[bytes]:
-        with self._lock:  # cancel() kills every process started, and none after it
-            if self.cancelled:
-                raise DrawingError("the build was stopped while figures were being drawn")
-            process = subprocess.Popen(
-                [sys.executable, "-m", "generator.drawing"],
-                cwd=CHECKOUT,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errors,  # a file, read once it ended: a full pipe could block it
-            )
-            self.processes.append(process)
-            return process
+        """A new worker (called with the lock held: cancel() kills every process started, and
+        none after it)."""
+        if self.cancelled:
+            raise DrawingError("the build was stopped while figures were being drawn")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "generator.drawing"],
+            cwd=CHECKOUT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,  # a file, read once it ended: a full pipe could block it
+        )
+        self.processes.append(process)
+        return process
 
-    def _in_worker(self, share: list[Figure]) -> Delivery:
+    def _send(self, share: Share) -> None:
+        """Write the share's figures its worker has not been sent, and `[]` once it is closed
+        (called with the lock held; a worker not started yet is sent everything at its start).
+        A worker that died misses them: its delivery says so, and they are drawn again."""
+        process = share.process
+        if process is None or process.stdin is None or process.stdin.closed:
+            return
+        lines = b""
+        if share.sent < len(share.figures):
+            tasks = [[f.path, f.draw, list(f.args)] for f in share.figures[share.sent :]]
+            lines += json.dumps(tasks).encode() + b"\n"
+            share.sent, share.sent_at = len(share.figures), time.monotonic()
+        if share.closed:
+            lines += b"[]\n"
+        try:
+            process.stdin.write(lines)
+            process.stdin.flush()  # and kept open: its end-of-file tells the worker we are gone
+        except OSError:  # BrokenPipeError: it died
+            pass
+
+    def _in_worker(self, share: Share) -> Delivery:
         """Draw `share` in a new worker: every figure it sent, and why it stopped early if it did."""
         with tempfile.TemporaryFile() as errors:
-            process = self._start(errors)
+            with self._lock:
+                process = share.process = self._start(errors)
+                self._send(share)
             assert process.stdin is not None and process.stdout is not None
-            tasks = json.dumps([[f.path, f.draw, list(f.args)] for f in share]).encode()
+            delivery = Delivery()
             try:
-                process.stdin.write(tasks + b"\n")
-                process.stdin.flush()  # and kept open: its end-of-file tells the worker we are gone
-                delivery = _receive(process, self.stall)
-            except BrokenPipeError:  # it died before reading its tasks
-                delivery = Delivery()
+                while not _receive(process, self.stall, delivery, partial(self._waiting, share)):
+                    with self._lock:  # it drew all it was sent and waits: unless more came, done
+                        if self._waiting(share, delivery.drawn)[0]:
+                            share.closed = True
+                            self._send(share)
+                            break
             finally:
                 try:
                     process.wait(timeout=self.stall)  # it closed its output: it is exiting
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-                process.stdin.close()
+                with self._lock:
+                    process.stdin.close()
                 process.stdout.close()
-            missing = [f.path for f in share if f.path not in delivery.drawn]
+            missing = [f.path for f in share.figures if f.path not in delivery.drawn]
             if not missing:
                 return Delivery(delivery.drawn)
             if delivery.problem is None:
@@ -177,25 +255,30 @@ class Drawing:
                     delivery.retry = True
             return delivery
 
+    def _waiting(self, share: Share, drawn: dict[str, bytes]) -> tuple[bool, float]:
+        """(Has the worker drawn every figure of its share?, when were figures last sent to it)."""
+        return all(f.path in drawn for f in share.figures), share.sent_at
+
     def files(self, *, keep: bool = True) -> dict[str, bytes]:
         """Every figure by site path, in the order given (waits for the workers). The figures
         drawn are stored now, or with keep=False only when `keep()` is called (a build keeps
         them once it knows its inputs did not change while they were drawn)."""
+        self.close()
         drawn: dict[str, bytes] = {}
         pending, self.pending = self.pending, []
         for share, future in pending:
             delivery = future.result()  # returns: every worker has its stall deadline
             if delivery.problem is not None and delivery.retry:
-                rest = [f for f in share if f.path not in delivery.drawn]
+                rest = [f for f in share.figures if f.path not in delivery.drawn]
                 log.info(  # not a warning: the build recovers, and strict mode fails on warnings
                     "Inside the Model: %s; drawing %d figure(s) again", delivery.problem, len(rest)
                 )
-                again = self._in_worker(rest)
+                again = self._in_worker(Share(rest, closed=True))
                 delivery = Delivery({**delivery.drawn, **again.drawn}, again.problem)
             if delivery.problem is not None:
                 raise DrawingError(
-                    f"could not draw {', '.join(f.path for f in share)}: {delivery.problem}",
-                    entry=share[0].draw,
+                    f"could not draw {', '.join(f.path for f in share.figures)}: {delivery.problem}",
+                    entry=share.figures[0].draw,
                     fix=f"if the machine is very busy, allow a worker more time"
                     f" (ITM_DRAW_TIMEOUT, now {self.stall:g} s); a drawing that raised is a bug"
                     " in the figure's code",
@@ -233,12 +316,19 @@ class Drawing:
         self.pending = []
 
 
-def _receive(process: subprocess.Popen[bytes], stall: float) -> Delivery:
-    """Read a worker's figures (one JSON line each) until it closes its output. A worker that
-    is stopped (SIGSTOP, a debugger) is killed at once; one that sends nothing for `stall`
-    seconds while running is killed then."""
+def _receive(
+    process: subprocess.Popen[bytes],
+    stall: float,
+    delivery: Delivery,
+    waiting: Callable[[dict[str, bytes]], tuple[bool, float]],
+) -> bool:
+    """Read a worker's figures (one JSON line each) into `delivery` until it closes its output
+    (True), or until it has drawn every figure sent and been quiet for `stall` seconds (False:
+    it is only waiting, for more or to be told there are none). `waiting(drawn)`: (has it drawn
+    every figure sent?, when were figures last sent). A worker that is stopped (SIGSTOP, a
+    debugger) is killed at once; one that sends nothing for `stall` seconds while it has figures
+    to draw is killed then."""
     assert process.stdout is not None
-    delivery = Delivery()
     source = process.stdout.fileno()
     pending = bytearray()
     quiet_since = time.monotonic()
@@ -246,7 +336,10 @@ def _receive(process: subprocess.Popen[bytes], stall: float) -> Delivery:
         ready, _, _ = select.select([source], [], [], LOOK_AGAIN)
         if not ready:
             stopped = _is_stopped(process.pid)
-            if stopped or time.monotonic() - quiet_since >= stall:
+            all_drawn, sent_at = waiting(delivery.drawn)
+            if stopped or time.monotonic() - max(quiet_since, sent_at) >= stall:
+                if all_drawn and not stopped:
+                    return False
                 process.kill()
                 delivery.problem = (
                     "the worker was stopped"
@@ -254,11 +347,11 @@ def _receive(process: subprocess.Popen[bytes], stall: float) -> Delivery:
                     else f"the worker sent nothing for {stall:g} s (stuck)"
                 )
                 delivery.retry = True
-                return delivery
+                return True
             continue
         chunk = os.read(source, 1 << 20)
         if not chunk:
-            return delivery
+            return True
         quiet_since = time.monotonic()
         pending += chunk
         while (end := pending.find(b"\n")) >= 0:
@@ -269,7 +362,7 @@ def _receive(process: subprocess.Popen[bytes], stall: float) -> Delivery:
             except (ValueError, TypeError) as error:
                 process.kill()
                 delivery.problem = f"the worker sent something that is not a figure ({error})"
-                return delivery
+                return True
 
 
 def _is_stopped(pid: int) -> bool:
@@ -281,34 +374,33 @@ def _is_stopped(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[:1] in (["T"], ["t"])
 
 
-def _end_with_the_build() -> None:
-    """Exit as soon as the build's end of our stdin closes (the build ended, however early).
+def _read_tasks(tasks: queue.Queue[list]) -> None:
+    """Put each line the build sends (a JSON list of tasks; `[]`: no more) on `tasks`, and exit
+    the process as soon as the build's end of our stdin closes (the build ended, however early).
     Reads the descriptor itself: a daemon thread holding sys.stdin's lock aborts the exit."""
-    if os.read(sys.stdin.fileno(), 1) == b"":  # the build sends nothing after the tasks line
+    pending = bytearray()
+    try:
+        while chunk := os.read(sys.stdin.fileno(), 1 << 16):
+            pending += chunk
+            while (end := pending.find(b"\n")) >= 0:
+                line, pending[: end + 1] = bytes(pending[:end]), b""
+                tasks.put(json.loads(line))
+    finally:  # end-of-file, or a line that is not JSON: never left waiting for tasks
         os._exit(1)
-
-
-def _build_is_gone() -> bool:
-    """True once the build has closed our stdin (checked without waiting)."""
-    ready, _, _ = select.select([sys.stdin.fileno()], [], [], 0)
-    return bool(ready)
 
 
 def _worker() -> None:
-    """A worker of Drawing: one JSON line [[path, "module:function", args], ...] on stdin, then
-    stdin held open until the build ends; one JSON line [path, base64 bytes] per figure on
+    """A worker of Drawing: JSON lines [[path, "module:function", args], ...] on stdin, then `[]`
+    with stdin held open until the build ends; one JSON line [path, base64 bytes] per figure on
     stdout."""
-    line = sys.stdin.buffer.readline()
-    if not line.endswith(b"\n"):  # the build ended before it had sent the tasks
-        os._exit(1)
-    threading.Thread(target=_end_with_the_build, daemon=True).start()
+    tasks: queue.Queue[list] = queue.Queue()
+    threading.Thread(target=_read_tasks, args=(tasks,), daemon=True).start()
     out = sys.stdout.buffer
-    for path, function, args in json.loads(line):
-        if _build_is_gone():
-            os._exit(1)
-        data = draw(Figure(path, function, tuple(args), ""))
-        out.write(json.dumps([path, base64.b64encode(data).decode("ascii")]).encode() + b"\n")
-        out.flush()
+    while batch := tasks.get():
+        for path, function, args in batch:
+            data = draw(Figure(path, function, tuple(args), ""))
+            out.write(json.dumps([path, base64.b64encode(data).decode("ascii")]).encode() + b"\n")
+            out.flush()
 
 
 if __name__ == "__main__":
