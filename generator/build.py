@@ -147,29 +147,31 @@ class SiteBuild:
         self.to_record.append((key, filled))
         return filled
 
-    def record(self) -> None:
+    def record(self) -> bool:
         """Record what this build made (filled pages, generated files, figures) under the
         fingerprint taken at the start, unless an input changed while it ran (an edit saved under
         `serve`, a `git checkout`): code, templates and pins are read after the fingerprint, so
         the results may come from other inputs than it describes, and a later build of exactly
-        those inputs would replay them."""
+        those inputs would replay them. False when everything was replayed: then the build put
+        nothing new in the store."""
         drawn, self.drawn = self.drawn, []
         pages, self.to_record = self.to_record, []
         if not (drawn or pages):
-            return  # everything was replayed
+            return False  # everything was replayed
         try:
             unchanged = fingerprint(self.settings) == self.memo.fingerprint
         except InputError:  # e.g. GPT-2's files went away mid-build
             unchanged = False
         if not unchanged:
             log.info("Inside the Model: inputs changed during the build; nothing is memoized")
-            return
+            return True
         for drawing in drawn:
             drawing.keep()
         if drawn and self.made is not None:
             self.memo.record_files(self.made)
         for key, filled in pages:
             self.memo.record_page(key, filled)
+        return True
 
     def cancel(self) -> None:
         """Stop the workers (the build failed or was interrupted)."""

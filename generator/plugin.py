@@ -406,8 +406,8 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return
         self._close_typesetter()
-        self.build.record()
-        self._prune_cache()
+        if self.build.record():  # a build that replayed everything added nothing to prune
+            self._prune_cache()
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():
             import json
