@@ -235,7 +235,8 @@ class Drawing:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-                with self._lock:
+                with self._lock:  # ended: what add() brings from now on goes to a new worker
+                    share.closed = True
                     process.stdin.close()
                 process.stdout.close()
             missing = [f.path for f in share.figures if f.path not in delivery.drawn]

@@ -259,6 +259,41 @@ def test_a_worker_left_waiting_is_told_there_are_no_more(tmp_path: Path) -> None
     assert drawn["figures/b.svg"] == f"<svg>b {second_worker.pid}</svg>".encode()
 
 
+def test_a_figure_added_after_its_waiting_worker_was_killed_gets_a_new_worker(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The charts' worker, done and waiting for the features' figures, is killed (the OOM
+    killer): what add() sends next must not join the dead worker's share, where nothing would
+    draw it (files() failed with a KeyError)."""
+    import generator.drawing as drawing_module
+
+    all_drawn = threading.Event()
+    receive = drawing_module._receive
+
+    def watched(process, stall, delivery, waiting):
+        def noting(drawn):
+            done, sent_at = waiting(drawn)
+            if done:
+                all_drawn.set()  # the test's event: everything sent was delivered
+            return done, sent_at
+
+        return receive(process, stall, delivery, noting)
+
+    monkeypatch.setattr(drawing_module, "_receive", watched)
+    first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "8" * 64)
+    later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "9" * 64)
+    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
+    assert all_drawn.wait(timeout=300)  # a safety net: the event comes once `a` is in
+    (process,) = drawing.processes
+    process.kill()
+    ((_, future),) = drawing.pending
+    assert future.result().problem is None  # it had delivered all it was given
+    drawing.add([later])
+    drawn = drawing.files()
+    assert set(drawn) == {"figures/a.svg", "figures/b.svg"}
+    assert len(drawing.processes) == 2
+
+
 def logged_figure(log: str) -> bytes:
     with open(log, "a") as drawn:
         drawn.write("drawn\n")
