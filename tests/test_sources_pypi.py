@@ -356,6 +356,27 @@ def test_offline_a_mirror_of_another_commit_is_not_offered_as_a_fix(tmp_path: Pa
     assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
 
 
+def test_offline_a_mirror_without_the_pinned_lines_is_not_offered_as_a_fix(
+    tmp_path: Path,
+) -> None:
+    """A [[mirrors]] entry of the right commit that vouches only for other lines of the file
+    cannot answer this pin: reaching PyPI would not help it either."""
+    elsewhere = [[TAIL[0], TAIL[1]]]  # tail()'s lines, not helper()'s
+    partial = mirror_table(
+        "toy-mirror", "1.0", "toy_mirror-1.0-py3-none-any.whl", WHEEL, "toy_mirror/toy.py",
+        lines=elsewhere, commit=COMMIT,
+    )  # fmt: skip
+    tail = excerpt_table("toy.tail", TOY_V1, lines=[list(TAIL)])
+    lock = make_lock(tmp_path, partial, extra=tail)
+    offline = Resolver(lock, cache_dir=tmp_path / "empty", offline=True)
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.helper"))
+    assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
+    with pytest.raises(InputError) as caught:  # the pin whose lines it carries: PyPI would do
+        offline.resolve(lock.pin("toy.tail"))
+    assert "build once with PyPI reachable" in caught.value.fix
+
+
 # ---------------------------------------------------------------- evidence bound to a commit
 
 EDITED = "ed" * 20  # another valid commit id, put in the lock by hand

@@ -304,12 +304,9 @@ class Resolver:
             skipped = "git" in self.sources and repo.name in self.git_dirs
             if cached.is_file() or skipped or not pin.ranges:
                 continue
-            listed = self.lock.mirrors_for(repo.name, pin.path)
-            for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
-                if all(any(m.carries((r,)) for m in group) for r in pin.ranges):
-                    if not self.cache.path_for(group[0].sha256).is_file():
-                        wanted.setdefault(group[0].sha256, group[0])
-                    break
+            mirror = self._carrying_mirror(pin)
+            if mirror is not None and not self.cache.path_for(mirror.sha256).is_file():
+                wanted.setdefault(mirror.sha256, mirror)
         http = Http(self.http.settings, log=self.log)
         threads = [
             threading.Thread(target=self._prefetch, args=(m, http), name="prefetch", daemon=True)
@@ -322,6 +319,15 @@ class Resolver:
         for host, why in http.down.items():
             if why.startswith("offline"):  # DNS or a refused connection: down for this run too
                 self.http.down.setdefault(host, why)
+
+    def _carrying_mirror(self, pin: Pin) -> Mirror | None:
+        """The first archive member that vouches for the pin's commit and carries all of its
+        lines: the one `_via_pypi` reads first, and the only kind worth fetching."""
+        listed = self.lock.mirrors_for(pin.repo, pin.path)
+        for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
+            if all(any(m.carries((r,)) for m in group) for r in pin.ranges):
+                return group[0]
+        return None
 
     def _github_up(self) -> bool:
         return urlsplit(self.github_base).netloc not in self.http.down
@@ -555,7 +561,7 @@ class Resolver:
             )
         if self.offline:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
-            if any(self.lock.vouches(m) for m in self.lock.mirrors_for(pin.repo, pin.path)):
+            if pin.ranges and self._carrying_mirror(pin) is not None:
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
             fix = (
