@@ -289,6 +289,21 @@ def test_bump_write_updates_commit_lines_and_hashes(tmp_path: Path, upstream, ca
     assert "self.size * self.size" in excerpts["toy.area"].text
 
 
+def test_a_bump_from_a_clone_verifies_offline_without_it(tmp_path: Path, upstream, capsys) -> None:
+    """`itm bump --git DIR --write` keeps the excerpts it read and checked at the new commit in
+    the cache, as `itm pin` does: `itm verify --offline` right after it needs no clone."""
+    directory, old = upstream
+    new = make_upstream(directory, {PATH: TOY_V2})
+    path = bump_lock(tmp_path, old, with_blocked=False)
+    cache = ["--lock", str(path), "--cache-dir", str(tmp_path / "c"), "--offline"]
+    assert main(["bump", REPO, new, "--git", str(directory), *cache, "--write"]) == 0
+    capsys.readouterr()
+    assert main(["verify", *cache]) == 0
+    out = capsys.readouterr().out
+    pins = len(load_lock(path).pins)
+    assert f"{pins} of {pins} excerpts verified" in out and out.count("from cache") == pins
+
+
 def test_bump_rejects_a_short_commit(tmp_path: Path, upstream, capsys) -> None:
     directory, old = upstream
     path = bump_lock(tmp_path, old, with_blocked=False)

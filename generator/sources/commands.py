@@ -525,6 +525,14 @@ def run_bump(args: argparse.Namespace) -> int:
     new_lock = _record_proofs(resolver, new_lock, {repo.name})
     write_lock(new_lock)
     print(f"wrote {lock.display}")
+    # as `itm pin` does: each excerpt's text, cut from the whole file read from git or GitHub at
+    # the new commit and checked, kept where the next build or `itm verify` looks first
+    cache = Resolver(new_lock, cache_dir=args.cache_dir or _settings(site).cache_dir)
+    for pin in updated:
+        file = files[pin.path]
+        text = "".join(cut(file.lines, pin.ranges))
+        if file.read_at_pin and sha256_hex(text) == pin.sha256:
+            cache.remember(pin, text)
     return 0
 
 
