@@ -91,28 +91,49 @@ def test_a_figure_no_worker_can_draw_stops_the_build_after_the_pages_and_keeps_t
     assert not list(project.glob(".site.staging-*"))  # and nothing left behind
 
 
+# A hook of the test's, first of every on_post_build (ours waits for the figures at 100): it says
+# on a FIFO that MkDocs has written every page, and when.
+ANNOUNCE_HOOK = """
+from mkdocs.plugins import event_priority
+
+@event_priority(101)
+def on_post_build(config):
+    with open({fifo!r}, "w") as announce:
+        announce.write(config.site_dir + "\\n")
+"""
+
+
 def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Path) -> None:
     """The build waits for its figures only after MkDocs has written every page: with the charts'
-    worker held until every page is in the staging folder, the build gets there (the figure still
-    an empty placeholder, the search index not written yet), then finishes with the real bytes
-    once the worker is let go. A build that waited for the figures before writing pages would
-    never write them, and this test would fail at its deadline."""
+    worker held at a gate, the build still reaches on_post_build (every page written, the figure
+    still an empty placeholder, the search index not written yet), then finishes with the real
+    bytes once the gate opens. A build that waited for the figures before writing pages would
+    never get there, and this test would fail at its safety deadline. Both waits are on events:
+    the worker reads the gate (a FIFO), the test reads the hook's FIFO."""
     import os
+    import select
     import subprocess
     import sys
-    import time
 
     from tests.site_helpers import BLOCKING_MKDOCS, build_env, page_address
     from tests.test_site_pages import nav_pages
 
     project = project_copy(tmp_path)
-    gate = tmp_path / "gate"
+    gate, announced = tmp_path / "gate", tmp_path / "announced"
+    os.mkfifo(gate)
+    os.mkfifo(announced)
     charts = project / "generator" / "charts.py"
     signature = "def render_chart(figure: str, size: str, narrow: bool = False) -> bytes:\n"
-    held = f"    while not __import__('os').path.exists({str(gate)!r}):\n"
-    held += "        __import__('time').sleep(0.05)\n"
+    held = f"    __import__('os').read(__import__('os').open({str(gate)!r}, 0), 1)  # the gate\n"
     assert signature in charts.read_text()
     charts.write_text(charts.read_text().replace(signature, signature + held))
+    (project / "announce.py").write_text(ANNOUNCE_HOOK.format(fifo=str(announced)))
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text() + "hooks:\n  - announce.py\n")
+    # held open for writing by the test (O_RDWR: opening never blocks): each chart's read waits
+    # until the test writes a byte for it
+    gate_end = os.open(gate, os.O_RDWR)
+    announce_end = os.open(announced, os.O_RDONLY | os.O_NONBLOCK)
     site = project / "site"
     build = subprocess.Popen(
         [sys.executable, "-c", BLOCKING_MKDOCS.format(blocked=["torch"]), "build"],
@@ -123,29 +144,22 @@ def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Pat
         text=True,
     )
     try:
-        deadline = time.monotonic() + 300  # only if the pages are never written (the bug)
-        while True:
-            stagings = list(project.glob(".site.staging-*"))
-            written = [
-                staging
-                for staging in stagings
-                if all((staging / page_address(p) / "index.html").exists() for p in nav_pages())
-            ]
-            if written:
-                break
-            assert build.poll() is None, f"the build ended first:\n{build.stderr.read()}"
-            assert time.monotonic() < deadline, "the pages were not written while a figure was held"
-            time.sleep(0.1)
-        staging = written[0]
+        ready, _, _ = select.select([announce_end], [], [], 600)  # a safety net: the event comes
+        assert ready, "the pages were not written while a figure was held"
+        staging = Path(os.read(announce_end, 4096).decode().strip())
+        assert staging.name.startswith(".site.staging-")
+        for page in nav_pages():
+            assert (staging / page_address(page) / "index.html").is_file(), page
         assert (staging / "figures" / "params-gpt2.svg").stat().st_size == 0  # still being drawn
         assert not (staging / "search" / "search_index.json").exists()  # on_post_build waits
-        gate.touch()
+        os.write(gate_end, b"x" * 64)  # one byte per chart, and more
         _, stderr = build.communicate(timeout=600)
     finally:
-        gate.touch()
         if build.poll() is None:
             build.kill()
             build.wait()
+        os.close(gate_end)
+        os.close(announce_end)
     assert build.returncode == 0, stderr
     assert (site / "figures" / "params-gpt2.svg").read_bytes().startswith(b"<?xml")
     assert os.path.getsize(site / "search" / "search_index.json") > 0
