@@ -29,6 +29,7 @@ A worker's life is tied to its build, and its build never waits on it forever:
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib
 import json
 import os
@@ -237,7 +238,8 @@ class Drawing:
                     process.wait()
                 with self._lock:  # ended: what add() brings from now on goes to a new worker
                     share.closed = True
-                    process.stdin.close()
+                    with contextlib.suppress(OSError):  # BrokenPipeError: it died before
+                        process.stdin.close()  # reading lines it was sent (drawn again)
                 process.stdout.close()
             missing = [f.path for f in share.figures if f.path not in delivery.drawn]
             if not missing:

@@ -294,6 +294,57 @@ def test_a_figure_added_after_its_waiting_worker_was_killed_gets_a_new_worker(
     assert len(drawing.processes) == 2
 
 
+def idle_event(monkeypatch) -> threading.Event:
+    """Set once a worker has drawn every figure it was sent (and waits for more)."""
+    idle = threading.Event()
+    waiting = Drawing._waiting
+
+    def watched(self: Drawing, share, drawn: dict[str, bytes]) -> tuple[bool, float]:
+        result = waiting(self, share, drawn)
+        if result[0]:
+            idle.set()
+        return result
+
+    monkeypatch.setattr(Drawing, "_waiting", watched)
+    return idle
+
+
+def test_figures_sent_to_a_worker_that_just_died_are_drawn_again(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A worker killed just before the build sends it more: the unsent task line stays in its
+    stdin's buffer, and closing it raised BrokenPipeError out of files() (a traceback)."""
+    from generator import drawing as drawing_module
+
+    idle = idle_event(monkeypatch)
+    ended, go_on = threading.Event(), threading.Event()
+    receive = drawing_module._receive
+
+    def held(*args) -> bool:  # the worker's thread, held once its worker closed its output
+        closed = receive(*args)
+        if closed:
+            ended.set()
+            go_on.wait(300)
+        return closed
+
+    monkeypatch.setattr(drawing_module, "_receive", held)
+    first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "a2" * 32)
+    later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "b2" * 32)
+    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
+    assert idle.wait(300)
+    (dead,) = drawing.processes
+    dead.kill()  # the OOM killer
+    assert ended.wait(300)
+    drawing.add([later])  # written to the dead worker before its thread saw it end
+    go_on.set()
+    drawn = drawing.files()
+    _, again = drawing.processes
+    assert drawn == {
+        "figures/a.svg": f"<svg>a {dead.pid}</svg>".encode(),
+        "figures/b.svg": f"<svg>b {again.pid}</svg>".encode(),
+    }
+
+
 def logged_figure(log: str) -> bytes:
     with open(log, "a") as drawn:
         drawn.write("drawn\n")
