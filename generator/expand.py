@@ -77,7 +77,11 @@ def expand(config_file: Path, out: Path) -> list[str]:
     options = dict(config.plugins[named[0]].config) if named else {}
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
     build = SiteBuild.start(settings)
-    made = build.files()
+    try:
+        made = build.files()
+    except BaseException:  # the charts' worker waits for the features' figures: stop it now
+        build.cancel()
+        raise
     generated = {**made.files, **build.figures()}
     generated[KATEX_JS] = made.katex_js  # the browser typesets the math here
     generated[RENDER_JS] = (RENDER_SCRIPT % json.dumps(OPTIONS)).encode()

@@ -100,3 +100,38 @@ def test_the_expanded_site_typesets_its_math_in_the_browser(
         lit = page.locator(".arithmatex [data-light]").count()
         page.close()
     assert errors == [] and raw == 0 and lit > 0
+
+
+def test_an_expand_that_fails_making_its_files_stops_the_charts_worker(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The charts' worker waits for the features' figures; when making the files fails (a
+    prompt too long for the model, say), `itm expand` printed its error and then waited for that
+    idle worker's deadline (60 s) before it could exit."""
+    from generator.build import SiteBuild
+    from generator.drawing import Drawing, Figure
+    from generator.errors import InputError
+    from generator.expand import expand
+    from tests.test_charts import idle_event
+
+    idle = idle_event(monkeypatch)
+    chart = Figure("figures/a.svg", "tests.test_charts:plain_figure", ("a",), "c3" * 32)
+    drawings: list[Drawing] = []
+
+    def start(cls: type[SiteBuild], settings) -> SiteBuild:  # the charts started, as on a miss
+        drawings.append(Drawing([chart], tmp_path / "cache", workers=1, stall=3600, more=True))
+        assert idle.wait(300)  # its worker drew the charts and waits (a safety net: the event)
+        return cls(settings=settings, memo=None, made=None, drawings=list(drawings))  # type: ignore[arg-type]
+
+    def files(self: SiteBuild) -> None:
+        raise InputError("the prompt is too long", entry="ITM_FORWARD_PROMPT")
+
+    monkeypatch.setattr(SiteBuild, "start", classmethod(start))
+    monkeypatch.setattr(SiteBuild, "files", files)
+    try:
+        with pytest.raises(InputError, match="too long"):
+            expand(ROOT / "mkdocs.yml", tmp_path / "tree")
+        (worker,) = drawings[0].processes
+        assert worker.wait(timeout=120) != 0  # killed; left waiting, it would end after 3600 s
+    finally:
+        drawings[0].cancel()
