@@ -405,8 +405,11 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def _finish_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:
             return
+        typeset = self.typesetter is not None and self.typesetter.typeset > 0
         self._close_typesetter()
-        if self.build.record():  # a build that replayed everything added nothing to prune
+        # A build that replayed everything added nothing to prune; one whose pages came from the
+        # memo but whose HTML changed (mkdocs.yml's Markdown options) stored each page typeset.
+        if self.build.record() or typeset:
             self._prune_cache()
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():

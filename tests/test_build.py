@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -265,3 +266,26 @@ def test_a_hook_that_changes_page_content_changes_every_page_on_cold_and_warm_bu
     assert len(pages) > 10
     assert [p for p in pages if "hook-marker" not in p.read_text(encoding="utf-8")] == []
     assert tree_digest(tmp_path / "cold") == tree_digest(tmp_path / "warm")
+
+
+def test_a_build_that_typeset_pages_afresh_prunes_the_cache(
+    built_site: Path, tmp_path: Path
+) -> None:
+    """A build that replays every page from the memo skips pruning (it stores nothing new), but
+    one whose pages' HTML changed (here mkdocs.yml's permalink sign) stores each page typeset
+    afresh: 2.2 MB a build, and the cache grew without bound while every build replayed."""
+    project = project_copy(tmp_path)
+    cache = tmp_path / "cache"
+    shutil.copytree(ROOT / ".cache", cache)
+    shutil.copy(ROOT / ".cache.key", tmp_path / "cache.key")  # its entries stay trusted
+
+    def build_starts() -> list[float]:
+        result = mkdocs_build(project / "site", config_dir=project, ITM_CACHE_DIR=str(cache))
+        assert result.returncode == 0, result.stderr
+        return json.loads((cache / "builds.json").read_text())
+
+    build_starts()  # this copy's own memo
+    replayed = build_starts()  # everything replayed: not recorded, nothing pruned
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text().replace("permalink: true", 'permalink: "#"'))
+    assert build_starts() != replayed  # its pages typeset afresh: recorded, and pruned

@@ -139,6 +139,7 @@ class Typesetter:
         self._ctx: Any = None
         self._thread: ThreadPoolExecutor | None = None  # page_later's one thread (one V8 context)
         self._queued: list[Future[str]] = []  # page_later's pages, for close() to cancel
+        self.typeset = 0  # pages typeset (not read from the store): new entries in it
 
     def _context(self) -> Any:
         if self._ctx is None:
@@ -237,6 +238,7 @@ class Typesetter:
         )
         if self.store is not None:
             self.store.put_entry("katex", key, result.encode("utf-8"))
+        self.typeset += 1
         return result
 
     def close(self) -> None:
