@@ -112,8 +112,8 @@ class Drawing:
     workers=0, drawn by this process when `files()` asks).
 
     more=True keeps the workers waiting for figures `add()` may send, until `close()` (or
-    `files()`) says there are none; a worker left waiting `stall` seconds with nothing to draw
-    is told so itself. more=False: each worker ends once its figures are drawn."""
+    `files()`) says there are none; a worker left waiting `idle` seconds (default: `stall`) with
+    nothing to draw is told so itself. more=False: each worker ends once its figures are drawn."""
 
     def __init__(
         self,
@@ -123,10 +123,12 @@ class Drawing:
         workers: int | None = None,
         stall: float = STALL_SECONDS,
         more: bool = False,
+        idle: float | None = None,
     ) -> None:
         self.figures: list[Figure] = []
         self.store = Store(cache_dir) if cache_dir is not None else None
         self.stall = stall
+        self.idle = stall if idle is None else idle
         self.done: dict[str, bytes] = {}
         self.unkept: dict[str, bytes] = {}  # drawn, not stored yet (files(keep=False))
         self.cancelled = False
@@ -224,7 +226,8 @@ class Drawing:
             assert process.stdin is not None and process.stdout is not None
             delivery = Delivery()
             try:
-                while not _receive(process, self.stall, delivery, partial(self._waiting, share)):
+                waiting = partial(self._waiting, share)
+                while not _receive(process, self.stall, self.idle, delivery, waiting):
                     with self._lock:  # it drew all it was sent and waits: unless more came, done
                         if self._waiting(share, delivery.drawn)[0]:
                             share.closed = True
@@ -322,11 +325,12 @@ class Drawing:
 def _receive(
     process: subprocess.Popen[bytes],
     stall: float,
+    idle: float,
     delivery: Delivery,
     waiting: Callable[[dict[str, bytes]], tuple[bool, float]],
 ) -> bool:
     """Read a worker's figures (one JSON line each) into `delivery` until it closes its output
-    (True), or until it has drawn every figure sent and been quiet for `stall` seconds (False:
+    (True), or until it has drawn every figure sent and been quiet for `idle` seconds (False:
     it is only waiting, for more or to be told there are none). `waiting(drawn)`: (has it drawn
     every figure sent?, when were figures last sent). A worker that is stopped (SIGSTOP, a
     debugger) is killed at once; one that sends nothing for `stall` seconds while it has figures
@@ -340,7 +344,8 @@ def _receive(
         if not ready:
             stopped = _is_stopped(process.pid)
             all_drawn, sent_at = waiting(delivery.drawn)
-            if stopped or time.monotonic() - max(quiet_since, sent_at) >= stall:
+            limit = idle if all_drawn else stall
+            if stopped or time.monotonic() - max(quiet_since, sent_at) >= limit:
                 if all_drawn and not stopped:
                     return False
                 process.kill()

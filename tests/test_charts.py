@@ -223,14 +223,18 @@ def pid_figure(text: str) -> bytes:
     return f"<svg>{text} {os.getpid()}</svg>".encode()
 
 
-def test_figures_added_while_a_worker_waits_are_drawn_by_that_worker(tmp_path: Path) -> None:
+def test_figures_added_while_a_worker_waits_are_drawn_by_that_worker(
+    tmp_path: Path, monkeypatch
+) -> None:
     """A build knows its features' figures only once its inputs are loaded: they join the
     charts' worker, whose matplotlib is imported, instead of a fresh process importing it again
     for one figure (about a second of CPU in a cold build)."""
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "4" * 64)
     later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "5" * 64)
+    idle = idle_event(monkeypatch)
     drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
-    drawing.add([later])
+    assert idle.wait(300)  # a safety net: the event comes once `a` is drawn and sent
+    drawing.add([later])  # a second line to a running worker
     drawing.close()
     drawn = drawing.files()
     (process,) = drawing.processes
@@ -242,12 +246,13 @@ def test_figures_added_while_a_worker_waits_are_drawn_by_that_worker(tmp_path: P
 
 
 def test_a_worker_left_waiting_is_told_there_are_no_more(tmp_path: Path) -> None:
-    """more=True and nobody closes: once it has drawn everything and waited `stall` seconds,
-    the worker is told itself and ends (no build waits on an idle worker forever); a figure
+    """more=True and nobody closes: once it has drawn everything and waited `idle` seconds (a
+    wait after the drawing, whatever its speed; `stall` stays at its default), the worker is
+    told itself and ends (no build waits on an idle worker forever); a figure
     added after that gets a worker of its own."""
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "6" * 64)
     later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "7" * 64)
-    drawing = Drawing([first], tmp_path / "cache", workers=1, stall=1.0, more=True)
+    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True, idle=0.5)
     ((_, future),) = drawing.pending
     assert future.result().problem is None  # waits for the event, however slow the machine
     (process,) = drawing.processes
@@ -265,21 +270,7 @@ def test_a_figure_added_after_its_waiting_worker_was_killed_gets_a_new_worker(
     """The charts' worker, done and waiting for the features' figures, is killed (the OOM
     killer): what add() sends next must not join the dead worker's share, where nothing would
     draw it (files() failed with a KeyError)."""
-    import generator.drawing as drawing_module
-
-    all_drawn = threading.Event()
-    receive = drawing_module._receive
-
-    def watched(process, stall, delivery, waiting):
-        def noting(drawn):
-            done, sent_at = waiting(drawn)
-            if done:
-                all_drawn.set()  # the test's event: everything sent was delivered
-            return done, sent_at
-
-        return receive(process, stall, delivery, noting)
-
-    monkeypatch.setattr(drawing_module, "_receive", watched)
+    all_drawn = idle_event(monkeypatch)
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "8" * 64)
     later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "9" * 64)
     drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
