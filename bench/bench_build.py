@@ -307,7 +307,9 @@ def main() -> None:
         # The expand step is a real build: it also fills `cache`, which the warm builds read.
         docs = tmp / "floor-docs"
         expand = EXPAND.format(out=str(docs), config=str(config), site=str(tmp / "expanded"))
-        subprocess.run([sys.executable, "-c", expand], env=env, check=True, capture_output=True)
+        expanded = subprocess.run([sys.executable, "-c", expand], env=env, capture_output=True)
+        if expanded.returncode:
+            raise SystemExit(f"the expand build failed ({expanded.returncode}):\n{expanded.stderr}")
         floor_cfg = floor_config(tmp, docs)
 
         # Interleaved, cold, floor and warm in turn, so that all three see the same machine: its
