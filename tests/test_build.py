@@ -115,6 +115,7 @@ def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Pat
     import select
     import subprocess
     import sys
+    import time
 
     from tests.site_helpers import BLOCKING_MKDOCS, build_env, page_address
     from tests.test_site_pages import nav_pages
@@ -144,9 +145,19 @@ def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Pat
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert build.stderr is not None
+    logged = bytearray()  # the build's stderr, read while we wait: a full pipe would block it
+    deadline = time.monotonic() + 600  # a safety net: one of the two events comes
     try:
-        ready, _, _ = select.select([announce_end], [], [], 600)  # a safety net: the event comes
-        assert ready, "the pages were not written while a figure was held"
+        while True:  # until the hook's event, or the build's end (its stderr closes)
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([announce_end, build.stderr.fileno()], [], [], left)
+            assert ready, "the pages were not written while a figure was held"
+            if announce_end in ready:
+                break
+            chunk = os.read(build.stderr.fileno(), 1 << 16)
+            assert chunk, "the build ended first:\n" + logged.decode(errors="replace")
+            logged += chunk
         staging = Path(os.read(announce_end, 4096).decode().strip())
         assert staging.name.startswith(".site.staging-")
         for page in nav_pages():
@@ -154,7 +165,8 @@ def test_the_pages_are_written_while_a_figure_is_still_being_drawn(tmp_path: Pat
         assert (staging / "figures" / "params-gpt2.svg").stat().st_size == 0  # still being drawn
         assert not (staging / "search" / "search_index.json").exists()  # on_post_build waits
         os.write(gate_end, b"x" * 64)  # one byte per chart, and more
-        _, stderr = build.communicate(timeout=600)
+        _, rest = build.communicate(timeout=600)
+        stderr = logged.decode(errors="replace") + rest
     finally:
         if build.poll() is None:
             build.kill()
