@@ -377,6 +377,20 @@ def test_offline_a_mirror_without_the_pinned_lines_is_not_offered_as_a_fix(
     assert "build once with PyPI reachable" in caught.value.fix
 
 
+def test_offline_a_mirror_already_in_the_cache_is_not_offered_as_a_fix(tmp_path: Path) -> None:
+    """The archive that carries the pin's lines is in the cache already, and its lines do not
+    hash to the pin: PyPI would send the same bytes (they must hash to the lock's sha256), so
+    the fix names only a clone."""
+    wrong = excerpt_table("toy.wrong", TOY_V1, lines=[list(HELPER)], digest="0" * 64)
+    lock = make_lock(tmp_path, WHEEL_MIRROR, extra=wrong)
+    Store(tmp_path / "cache").put(WHEEL)
+    offline = Resolver(lock, cache_dir=tmp_path / "cache", offline=True)
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.wrong"))
+    assert "do not hash" in caught.value.problem
+    assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
+
+
 # ---------------------------------------------------------------- evidence bound to a commit
 
 EDITED = "ed" * 20  # another valid commit id, put in the lock by hand

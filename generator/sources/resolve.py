@@ -561,7 +561,10 @@ class Resolver:
             )
         if self.offline:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
-            if pin.ranges and self._carrying_mirror(pin) is not None:
+            # PyPI helps only with an archive that carries the lines and is not cached yet: one
+            # in the cache was read already, and PyPI would send the same bytes (its sha256)
+            mirror = self._carrying_mirror(pin) if pin.ranges else None
+            if mirror is not None and not self.cache.path_for(mirror.sha256).is_file():
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
             fix = (
