@@ -264,6 +264,41 @@ def test_a_worker_left_waiting_is_told_there_are_no_more(tmp_path: Path) -> None
     assert drawn["figures/b.svg"] == f"<svg>b {second_worker.pid}</svg>".encode()
 
 
+@pytest.mark.parametrize("all_drawn", [True, False])
+def test_a_quiet_worker_meets_idle_once_done_and_stall_while_drawing(all_drawn: bool) -> None:
+    """A quiet worker that has drawn all it was sent is only waiting: `idle` ends that wait and
+    it is not killed. One with figures left is stuck after `stall`, whatever `idle` says. The
+    other limit is an hour, so a wait on the wrong one ends at the safety net, not by chance."""
+    from generator.drawing import Delivery, _receive
+
+    quiet = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"],  # sends nothing until told
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    idle, stall = (0.0, 3600.0) if all_drawn else (3600.0, 0.0)
+    delivery = Delivery()
+    returned: list[bool] = []
+    receiving = threading.Thread(
+        target=lambda: returned.append(
+            _receive(quiet, stall, idle, delivery, lambda drawn: (all_drawn, 0.0))
+        ),
+        daemon=True,
+    )
+    try:
+        receiving.start()
+        receiving.join(timeout=300)  # a safety net: it returns after one look (0.25 s)
+        assert returned == [not all_drawn], "it waited on the wrong limit"
+        if all_drawn:
+            assert quiet.poll() is None and delivery.problem is None  # only waiting: left alive
+        else:
+            assert quiet.wait(timeout=300) < 0 and "stuck" in str(delivery.problem)
+    finally:
+        quiet.kill()
+        quiet.wait()
+        receiving.join(timeout=300)
+
+
 def test_a_figure_added_after_its_waiting_worker_was_killed_gets_a_new_worker(
     tmp_path: Path, monkeypatch
 ) -> None:
