@@ -83,26 +83,34 @@ class SiteBuild:
 
     def files(self) -> MadeFiles:
         """Every generated file but the figures being drawn (late_paths): replayed from the memo,
-        or made now (and the features' figures started)."""
+        or made now (and the features' figures started). If making them fails, the workers are
+        stopped: the charts' worker would otherwise wait for the features' figures."""
         if self.made is None:
-            from generator.features import load_features
-            from generator.pages import latex_tables
-
-            site = self.inputs()
-            generated = {**site.generated, **latex_tables()}
-            figures: list[Figure] = []
-            for feature in load_features():
-                if hasattr(feature, "files"):
-                    generated.update(feature.files(site))
-                if hasattr(feature, "figures"):
-                    figures += feature.figures(site)
-            self.made = MadeFiles(files=generated, katex_js=site.katex_js)
-            if self.drawings:  # the charts' workers, matplotlib imported: no other will start
-                self.drawings[0].add(figures)
-                self.drawings[0].close()
-            else:
-                self.drawings.append(self._drawing(figures))
+            try:
+                self.made = self._make_files()
+            except BaseException:
+                self.cancel()
+                raise
         return self.made
+
+    def _make_files(self) -> MadeFiles:
+        from generator.features import load_features
+        from generator.pages import latex_tables
+
+        site = self.inputs()
+        generated = {**site.generated, **latex_tables()}
+        figures: list[Figure] = []
+        for feature in load_features():
+            if hasattr(feature, "files"):
+                generated.update(feature.files(site))
+            if hasattr(feature, "figures"):
+                figures += feature.figures(site)
+        if self.drawings:  # the charts' workers, matplotlib imported: no other will start
+            self.drawings[0].add(figures)
+            self.drawings[0].close()
+        else:
+            self.drawings.append(self._drawing(figures))
+        return MadeFiles(files=generated, katex_js=site.katex_js)
 
     def late_paths(self) -> list[str]:
         """Site paths of the figures still being drawn (their bytes come from `figures()`)."""

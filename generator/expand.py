@@ -77,11 +77,7 @@ def expand(config_file: Path, out: Path) -> list[str]:
     options = dict(config.plugins[named[0]].config) if named else {}
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
     build = SiteBuild.start(settings)
-    try:
-        made = build.files()
-    except BaseException:  # the charts' worker waits for the features' figures: stop it now
-        build.cancel()
-        raise
+    made = build.files()  # on a failure it stops the charts' worker itself
     generated = {**made.files, **build.figures()}
     generated[KATEX_JS] = made.katex_js  # the browser typesets the math here
     generated[RENDER_JS] = (RENDER_SCRIPT % json.dumps(OPTIONS)).encode()

@@ -123,11 +123,11 @@ def test_an_expand_that_fails_making_its_files_stops_the_charts_worker(
         assert idle.wait(300)  # its worker drew the charts and waits (a safety net: the event)
         return cls(settings=settings, memo=None, made=None, drawings=list(drawings))  # type: ignore[arg-type]
 
-    def files(self: SiteBuild) -> None:
+    def make_files(self: SiteBuild) -> None:  # what files() runs to make them
         raise InputError("the prompt is too long", entry="ITM_FORWARD_PROMPT")
 
     monkeypatch.setattr(SiteBuild, "start", classmethod(start))
-    monkeypatch.setattr(SiteBuild, "files", files)
+    monkeypatch.setattr(SiteBuild, "_make_files", make_files)
     try:
         with pytest.raises(InputError, match="too long"):
             expand(ROOT / "mkdocs.yml", tmp_path / "tree")

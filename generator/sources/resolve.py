@@ -322,7 +322,10 @@ class Resolver:
 
     def _carrying_mirror(self, pin: Pin) -> Mirror | None:
         """The first archive member that vouches for the pin's commit and carries all of its
-        lines: the one `_via_pypi` reads first, and the only kind worth fetching."""
+        lines: the one `_via_pypi` reads first, and the only kind worth fetching. None for a pin
+        without lines (a mirror checks lines)."""
+        if not pin.ranges:
+            return None
         listed = self.lock.mirrors_for(pin.repo, pin.path)
         for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
             if all(any(m.carries((r,)) for m in group) for r in pin.ranges):
@@ -563,7 +566,7 @@ class Resolver:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
             # PyPI helps only with an archive that carries the lines and is not cached yet: one
             # in the cache was read already, and PyPI would send the same bytes (its sha256)
-            mirror = self._carrying_mirror(pin) if pin.ranges else None
+            mirror = self._carrying_mirror(pin)
             if mirror is not None and not self.cache.path_for(mirror.sha256).is_file():
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
