@@ -195,7 +195,32 @@ def causal_attention(
     return heads, scores, weights
 
 
-TILE_ROWS = 128  # query rows per tile: a tile's grid [h, 128, ≤ ns] stays in the cores' caches
+TILE_ROWS = 128  # query rows per tile: one head's tile [128, ≤ ns] stays in the core's cache
+
+
+def _tiles(
+    nd: int, ns: int, window: int | None, rows: int
+) -> list[tuple[slice, slice, list[tuple[slice, np.ndarray]]]]:
+    """Each tile of `rows` query rows: (its rows, the keys some row of it may see, its masks).
+
+    Row i hides keys after itself (the last r columns at most) and, with a window, keys before it
+    that fell out (the first r at most): a mask is (columns, [r, ≤ r] hidden booleans) for those
+    two edges only. The same for every head, so computed once.
+    """
+    tiles = []
+    for first in range(0, nd, rows):
+        tile_rows = slice(first, min(first + rows, nd))  # r new rows
+        positions = np.arange(tile_rows.start, tile_rows.stop) + (ns - nd)  # [r]
+        last_key = int(positions[-1]) + 1  # keys past the tile's last row are hidden from all of it
+        first_key = 0 if window is None else max(0, int(positions[0]) - window + 1)
+        keys = np.arange(first_key, last_key)  # [n]
+        edge = min(len(positions), len(keys))
+        masks = [
+            (cols, ~visible_keys(positions, keys[cols], window))  # [r, edge]
+            for cols in (slice(0, edge), slice(len(keys) - edge, len(keys)))
+        ]
+        tiles.append((tile_rows, slice(first_key, last_key), masks))
+    return tiles
 
 
 def causal_attention_by_tiles(
@@ -203,35 +228,30 @@ def causal_attention_by_tiles(
 ) -> np.ndarray:
     """causal_attention's heads [h, nd, dh] without its [h, nd, ns] grids, for when no one reads them.
 
-    `rows` query rows at a time, each tile against only the keys some row of it may see: the
-    masked triangle (and, with a window, what fell out of it) is never computed, and each tile's
-    scores are masked and exponentiated in place while they are still in cache. The queries are
-    scaled before the product, and each row is divided by its sum after it (exp(s) @ v / Σ exp(s)):
-    the same softmax attention, with a [h, r, dh] division instead of a [h, r, keys] one, so the
-    last bits round differently from causal_attention's.
+    One head at a time, `rows` query rows at a time, each tile against only the keys some row of
+    it may see: the masked triangle (and, with a window, what fell out of it) is never computed,
+    and each tile's scores [r, n] are masked and exponentiated in place while they are still in
+    cache. Query head j reads key/value head j // n_rep, as repeat_kv would give it, without the
+    copies. The queries are scaled before the product, and each row is divided by its sum after
+    it (exp(s) @ v / (exp(s) @ 1)): the same softmax attention, with an [r, dh] division instead
+    of an [r, n] one, so the last bits round differently from causal_attention's.
     """
     h, nd, dh = q.shape
     ns = k.shape[1]
-    k = repeat_kv(k, h // k.shape[0])  # [h, ns, dh]
-    v = repeat_kv(v, h // v.shape[0])  # [h, ns, dh]
+    n_rep = h // k.shape[0]
     q = q / math.sqrt(dh)  # [h, nd, dh]: every score comes out scaled
     heads = np.empty(q.shape, dtype=np.result_type(q, k, v))  # [h, nd, dh]
-    for first in range(0, nd, rows):
-        tile_rows = slice(first, min(first + rows, nd))  # r new rows
-        positions = np.arange(tile_rows.start, tile_rows.stop) + (ns - nd)  # [r]
-        last_key = int(positions[-1]) + 1  # keys past the tile's last row are hidden from all of it
-        first_key = 0 if window is None else max(0, int(positions[0]) - window + 1)
-        keys = np.arange(first_key, last_key)  # [n]
-        scores = q[:, tile_rows] @ k[:, first_key:last_key].transpose(0, 2, 1)  # [h, r, n]
-        # Row i hides keys after itself (the last r columns at most) and, with a window, keys
-        # before it fell out (the first r at most): mask those two edges only.
-        edge = min(len(positions), len(keys))
-        for cols in (slice(0, edge), slice(len(keys) - edge, len(keys))):
-            hidden = ~visible_keys(positions, keys[cols], window)  # [r, edge]
-            np.copyto(scores[..., cols], -np.inf, where=hidden)
-        scores -= scores.max(axis=-1, keepdims=True)  # each row's largest becomes 0
-        np.exp(scores, out=scores)  # [h, r, n], 0 where hidden
-        out = scores @ v[:, first_key:last_key]  # [h, r, n] @ [h, n, dh] -> [h, r, dh]
-        out /= scores.sum(axis=-1, keepdims=True)  # the softmax's division, on [h, r, dh]
-        heads[:, tile_rows] = out
+    ones = np.ones(ns, dtype=heads.dtype)  # [ns]: a row's sum as a product, faster than sum()
+    tiles = _tiles(nd, ns, window, rows)
+    for head in range(h):
+        k_t, v_h = k[head // n_rep].T, v[head // n_rep]  # [dh, ns], [ns, dh]
+        for tile_rows, keys, masks in tiles:
+            scores = q[head, tile_rows] @ k_t[:, keys]  # [r, dh] @ [dh, n] -> [r, n]
+            for cols, hidden in masks:
+                np.copyto(scores[:, cols], -np.inf, where=hidden)
+            scores -= scores.max(axis=-1, keepdims=True)  # each row's largest becomes 0
+            np.exp(scores, out=scores)  # [r, n], 0 where hidden
+            out = scores @ v_h[keys]  # [r, n] @ [n, dh] -> [r, dh]
+            out /= (scores @ ones[: scores.shape[1]])[:, None]  # the softmax's division
+            heads[head, tile_rows] = out
     return heads
