@@ -12,6 +12,10 @@
    running several sees (the two differ, torch's most). Runs alternate numpy / torch so both see
    the same machine load; the table shows medians, of the first forwards and of the later ones.
 
+`--baseline DIR` adds a third kind to the alternation: numpy's forward in DIR, a checkout of an earlier
+commit (`git worktree add DIR COMMIT`), so a figure from an earlier note can be checked on today's
+machine, against today's torch, in the same run.
+
 To compare against a current numpy, run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset in
 this command only (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ...`); the table names the
 OpenBLAS kernel that ran (threadpoolctl, when installed).
@@ -78,11 +82,12 @@ print(json.dumps({{"seconds": seconds, "peak_mb": peak_mb, "later": later,
 """
 
 
-def one_run(which: str, tokens: int, again: int) -> dict:
+def one_run(which: str, tokens: int, again: int, root: Path = ROOT) -> dict:
+    """One fresh process running RUN with the engine (and tests' helpers) of the checkout root."""
     out = subprocess.run(
         [sys.executable, "-c", RUN.format(which=which, tokens=tokens, again=again)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
         capture_output=True,
         text=True,
     )
@@ -147,7 +152,17 @@ def main() -> int:
     parser.add_argument(
         "--again", type=int, default=2, help="forwards timed after the first, in each process"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also time numpy's forward in DIR, a checkout of an earlier commit",
+    )
     args = parser.parse_args()
+    if args.baseline and not (args.baseline / "generator" / "engine").is_dir():
+        parser.error(
+            f"--baseline {args.baseline}: not a checkout of this project (no generator/engine)"
+        )
     rows = build_path_rows()
     if not args.skip_torch:
         from generator import accounting as acc
@@ -157,11 +172,17 @@ def main() -> int:
         for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
             rows.append((var, os.environ.get(var, "unset")))
         kinds = ["numpy:none", "torch"] + (["numpy:all"] if args.full_trace else [])
+        roots = {kind: ROOT for kind in kinds}
+        if args.baseline:
+            kinds.append("baseline numpy:none")
+            roots["baseline numpy:none"] = args.baseline.resolve()
+            rows.append(("baseline", str(roots["baseline numpy:none"])))
         for T in args.tokens:
             runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
             for _ in range(args.repeat):
-                for kind in kinds:  # alternate, so both see the same load
-                    runs[kind].append(one_run(kind, T, args.again))
+                for kind in kinds:  # alternate, so all see the same load
+                    which = kind.removeprefix("baseline ")
+                    runs[kind].append(one_run(which, T, args.again, roots[kind]))
             checks = {kind: runs[kind][0]["check"] for kind in kinds}
             diff = max(
                 abs(a - b) for a, b in zip(checks["numpy:none"], checks["torch"], strict=True)
@@ -179,6 +200,9 @@ def main() -> int:
             t_np, mb_np = med["numpy:none"]
             t_torch, mb_torch = med["torch"]
             rows.append((f"  numpy / torch, {T} tokens: time", f"{t_np / t_torch:.2f}×"))
+            if args.baseline:
+                t_base = med["baseline numpy:none"][0]
+                rows.append((f"  baseline / torch, {T} tokens: time", f"{t_base / t_torch:.2f}×"))
             if args.again:
                 later = {
                     k: statistics.median(t for r in runs[k] for t in r["later"]) for k in kinds
@@ -187,6 +211,11 @@ def main() -> int:
                     rows.append((f"{kind} later forwards, {T} tokens (median)", f"{t:.2f} s"))
                 ratio = later["numpy:none"] / later["torch"]
                 rows.append((f"  numpy / torch, {T} tokens: later forwards' time", f"{ratio:.2f}×"))
+                if args.baseline:
+                    ratio = later["baseline numpy:none"] / later["torch"]
+                    rows.append(
+                        (f"  baseline / torch, {T} tokens: later forwards' time", f"{ratio:.2f}×")
+                    )
             rows.append((f"  numpy / torch, {T} tokens: peak memory", f"{mb_np / mb_torch:.2f}×"))
             rows.append(
                 (
