@@ -66,10 +66,22 @@ def expand(config_file: Path, out: Path) -> list[str]:
     from generator.build import PageSource, SiteBuild
     from generator.render.katex import OPTIONS
 
+    if out.exists() and not out.is_dir():
+        raise InputError(
+            "not a folder", file=str(out), fix="name a new folder for the expanded tree"
+        )
     if out.exists() and any(out.iterdir()):
         raise InputError(
             "the folder is not empty", file=str(out), fix="name a new folder for the expanded tree"
         )
+    try:  # before the build, so an unusable path costs no build and prints no traceback
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            f"cannot create the folder: {error.strerror}",
+            file=str(out),
+            fix="name a new folder in a place you may write",
+        ) from None
     config = load_config(str(config_file))
     root = config_file.resolve().parent
     docs = Path(config.docs_dir)
