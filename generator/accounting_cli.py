@@ -168,7 +168,7 @@ SUMMARY_LABELS = {
 FAMILY_SUMMARY_LABELS = {
     "params": "Parameters (as the model is built)",
     "embedding_params": "Embedding parameters",
-    "non_embedding_params": "Non-embedding parameters, lm_head tied (exact)",
+    "non_embedding_params": "Non-embedding parameters: the layers and the final norm (exact)",
     "block_weights": "Block weights N (the layers' matrices)",
     "flops_per_token": "Forward FLOPs / token (exact, matmuls) = 2N + grid + unembedding",
     "flops_per_sequence": "Forward FLOPs / sequence of T tokens",

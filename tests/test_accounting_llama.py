@@ -105,6 +105,11 @@ def test_every_component_and_row_equals_numel(name: str) -> None:
     assert acc.instances(cfg, "block") == cfg.n_layer == len(model.model.layers)
     parts = ("ln1", "attention", "ln2", "mlp")
     assert sum(acc.params_total(cfg, part) for part in parts) == numel(model, ("model.layers.",))
+    summary = acc.model_summary(cfg)  # embedding: embed_tokens; non-embedding: layers + norm
+    assert summary["embedding_params"] == numel(model, ("model.embed_tokens.",))
+    layers_and_norm = numel(model, ("model.layers.", "model.norm."))
+    assert summary["non_embedding_params"] == layers_and_norm
+    assert summary["params"] == layers_and_norm + numel(model, ("model.embed_tokens.", "lm_head."))
 
 
 def test_the_pinned_sizes_have_their_published_counts() -> None:

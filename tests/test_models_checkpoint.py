@@ -80,7 +80,12 @@ def test_a_missing_tensor_is_refused(family: str) -> None:
     for run in RUNS[family]:
         error = refused(run, partial, cfg)
         assert error.entry == missing and "missing 1 tensor(s)" in error.problem
-        assert f"needs {cfg.n_layer} of width {cfg.d_model}" in error.fix
+        # the weights are the size's otherwise: the fix names the tensors, not another size
+        assert "every tensor" in error.fix and "size" not in error.fix, error.fix
+    fewer_layers = {name: value for name, value in partial.items() if ".1." not in name}
+    for run in RUNS[family]:
+        error = refused(run, fewer_layers, cfg)
+        assert f"needs {cfg.n_layer} of width {cfg.d_model}" in error.fix, error.fix
 
 
 @pytest.mark.parametrize("family", list(CASES))
@@ -91,7 +96,11 @@ def test_an_extra_tensor_is_refused(family: str) -> None:
         error = refused(run, extra, cfg)
         assert error.entry == "model.layers.2.input_layernorm.weight"
         assert "unexpected tensor" in error.problem
-        assert "3 block(s)" in error.fix or "block(s)" in error.fix
+        assert "the weights have 3 block(s)" in error.fix, error.fix
+    stray = {**weights, "unused.weight": np.ones(cfg.d_model)}  # the size's blocks, one more
+    for run in RUNS[family]:
+        error = refused(run, stray, cfg)
+        assert error.fix == f"remove 'unused.weight' from the weights: {cfg.name} has no use for it"
 
 
 @pytest.mark.parametrize("family", list(CASES))

@@ -46,7 +46,7 @@ def check_shapes(
                 f"unexpected tensor: {size} has no tensor {name!r}",
                 file=file,
                 entry=name,
-                fix=size_hint(found, cfg, expected),
+                fix=size_hint(found, cfg, expected) or extra_hint(name, cfg),
             )
         want = tuple(expected[name])
         if tuple(shape) != want:
@@ -65,20 +65,31 @@ def check_shapes(
             f"missing {len(missing)} tensor(s) of {size}: {listed}",
             file=file,
             entry=missing[0],
-            fix=size_hint(found, cfg, expected),
+            fix=size_hint(found, cfg, expected)
+            or "write the weights again with every tensor: a missing one is never read as zero",
         )
 
 
-def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str:
-    """Suggest the size whose layer count and width match the tensors found."""
+def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str | None:
+    """Suggest the size whose layer count and width match the tensors found; None when the
+    weights already have cfg's layer count and width (the fault is the tensor, not the size)."""
     layers = {int(m.group(1)) for name in found if (m := LAYER_INDEX.search(name))}
     embedding = next(iter(expected))  # both families list the token embedding first
     width = found[embedding][-1] if found.get(embedding) else None
+    if len(layers) == cfg.n_layer and width == cfg.d_model:
+        return None
     have = f"the weights have {len(layers)} block(s)" + (f" of width {width}" if width else "")
     want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}"
     if not cfg.bias:
         want += ", without projection biases"
     return f"pick the model size that matches the weights ({have}; {want})"
+
+
+def extra_hint(name: str, cfg: ModelConfig) -> str:
+    """The fix for a tensor cfg does not have, when the weights are cfg's size otherwise."""
+    if name.endswith(".bias") and not cfg.bias:
+        return f"remove {name!r}: {cfg.name} is a size without projection biases"
+    return f"remove {name!r} from the weights: {cfg.name} has no use for it"
 
 
 def shape_hint(
@@ -88,7 +99,10 @@ def shape_hint(
         return (
             f"the matrix is stored transposed: {cfg.family} keeps it as {list(want)}; transpose it"
         )
-    return size_hint(found, cfg, expected)
+    return size_hint(found, cfg, expected) or (
+        f"write it with shape {list(want)}: the weights' layer count and width are {cfg.name}'s, "
+        "this tensor's shape is not"
+    )
 
 
 def cast(w: Mapping[str, np.ndarray], dtype: np.dtype | type) -> Weights:
