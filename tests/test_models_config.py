@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,27 @@ def test_a_size_refused_while_the_commands_load_is_a_clear_error(monkeypatch, ca
     monkeypatch.setattr(cli, "build_parser", broken_sizes)
     assert cli.main(["numbers"]) == 2
     assert "does not divide d_model 4095" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"num_key_value_heads": 5}, "num_key_value_heads"),  # 5 does not divide 32
+        ({"num_attention_heads": 3}, "num_attention_heads"),  # 3 does not divide 4096
+        ({"hidden_size": 4064, "num_attention_heads": 32}, "num_attention_heads"),  # 127: odd
+    ],
+)
+def test_an_inconsistent_llama_row_is_refused_in_its_own_names(change, field) -> None:
+    """ModelConfig's check named no file and used its own field names (n_kv_head, d_model) for a
+    row written in transformers' (num_key_value_heads, hidden_size) (review)."""
+    from generator.models.llama.sizes import SIZES_FILE, Defaults, from_transformers
+
+    row = DEFAULTS["mistral-7b-v0.1"]
+    bad = Defaults(row.config_class, row.label, {**row.fields, **change}, row.pinned)
+    with pytest.raises(InputError) as refused:
+        from_transformers("bad", bad)
+    error = refused.value
+    assert (error.file, error.entry) == (SIZES_FILE, f"bad.{field}")
+    assert field in error.problem + error.fix
+    ours = re.findall(r"\b(n_kv_head|n_head|d_model|d_head)\b", error.render())
+    assert not ours, error.render()

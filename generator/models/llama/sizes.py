@@ -10,6 +10,7 @@ RotaryEmbeddingConfigMixin.default_theta (modeling_rope_utils.py) when rope_para
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -103,10 +104,7 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
             "only or on the MLP only are not modelled",
             "give attention_bias and mlp_bias the same value",
         )
-    return ModelConfig(
-        name=name,
-        label=defaults.label,
-        family="llama",
+    fields = dict(
         n_layer=whole("num_hidden_layers"),
         n_head=whole("num_attention_heads"),
         n_kv_head=whole(
@@ -116,15 +114,47 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
         d_mlp=whole("intermediate_size"),
         n_ctx=whole("max_position_embeddings"),
         vocab_size=whole("vocab_size"),
-        norm="rmsnorm",
         norm_eps=number("rms_norm_eps", float),
-        mlp="swiglu",
-        positions="rope",
         rope_theta=number("rope_theta", float),
         sliding_window=None if f["sliding_window"] is None else whole("sliding_window"),
-        bias=bool(f["attention_bias"]),
-        tied_embeddings=bool(f["tie_word_embeddings"]),
     )
+    try:
+        return ModelConfig(
+            name=name,
+            label=defaults.label,
+            family="llama",
+            norm="rmsnorm",
+            mlp="swiglu",
+            positions="rope",
+            bias=bool(f["attention_bias"]),
+            tied_embeddings=bool(f["tie_word_embeddings"]),
+            **fields,  # type: ignore[arg-type]
+        )
+    except InputError as error:  # ModelConfig's own check, told in this file's field names
+        raise InputError(
+            in_transformers_names(error.problem),
+            file=SIZES_FILE,
+            entry=in_transformers_names(error.entry or name),
+            fix=in_transformers_names(error.fix or ""),
+        ) from None
+
+
+# ModelConfig's field -> the transformers field DEFAULTS writes it under
+TRANSFORMERS_NAMES = {
+    "n_layer": "num_hidden_layers",
+    "n_kv_head": "num_key_value_heads",
+    "n_head": "num_attention_heads",
+    "d_model": "hidden_size",
+    "d_mlp": "intermediate_size",
+    "n_ctx": "max_position_embeddings",
+    "norm_eps": "rms_norm_eps",
+}
+
+
+def in_transformers_names(text: str) -> str:
+    """text with ModelConfig's field names replaced by the ones DEFAULTS uses."""
+    pattern = r"\b(" + "|".join(TRANSFORMERS_NAMES) + r")\b"
+    return re.sub(pattern, lambda m: TRANSFORMERS_NAMES[m.group(1)], text)
 
 
 SIZES: dict[str, ModelConfig] = {
