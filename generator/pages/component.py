@@ -309,7 +309,11 @@ class ComponentMacros(PageContext):
                     fmt_int(round(2 * math.pi / slowest)),
                     "rope.slowest_turn",
                 ),
-                ("Context it is used at", fmt_int(cfg.n_ctx), "rope.n_ctx"),
+                (
+                    "Context (the config's max_position_embeddings)",
+                    fmt_int(cfg.n_ctx),
+                    "rope.n_ctx",
+                ),
             ]
             lines = ["| Quantity | Value |", "| :-- | --: |"]
             lines += [f'| {label} | <span data-q="{q}">{v}</span> |' for label, v, q in rows]
