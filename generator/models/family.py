@@ -8,11 +8,12 @@ imported when its forward pass first runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from generator.models.component import Component
 from generator.models.config import ModelConfig
+from generator.models.map import MapLayout
 from generator.models.rows import Row
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class Family:
     per_block: tuple[str, ...]  # the components each block (layer) has one instance of
     param_rows: ParamRows  # its accounting (generator/models/<family>/accounting.py)
     flop_rows: FlopRows
+    map: MapLayout  # its architecture map's boxes and words (generator/models/<family>/map.py)
+    # why a component without parameters of its own has none, by key (its page says it)
+    no_params: Mapping[str, str] = field(default_factory=dict)
     # checks its sizes against pinned code: (excerpt id -> verified text, lock file) -> None
     check_pinned: Callable[..., None] | None = None
 
@@ -46,6 +50,9 @@ class Family:
         for name, cfg in self.sizes.items():
             if (cfg.name, cfg.family) != (name, self.name):
                 raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
+        unknown = [box.key for box in self.map.boxes if box.key not in self.components]
+        if unknown:
+            raise ValueError(f"family {self.name!r}: map boxes {unknown} are not its components")
 
     @property
     def components(self) -> tuple[str, ...]:

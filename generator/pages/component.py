@@ -24,29 +24,7 @@ from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int, tex_int
 from generator.render.tables import latex_tabular, markdown_table
 
-NO_PARAMS = {  # family -> component -> why it has no parameters of its own
-    "gpt2": {
-        "embed": "No parameters of its own: it adds two vectors that the embeddings already hold.",
-        "unembed": (
-            "No new parameters: GPT-2 ties the unembedding to the token embedding, so the logits "
-            "are computed with wte itself, transposed. Untied, the same matrix would cost as much "
-            "again as wte:"
-        ),
-    },
-    "llama": {
-        "rope": (
-            "No parameters: each angle is fixed by the position and rope_theta, and the cos and "
-            "sin tables are computed, not learned."
-        ),
-    },
-}
-
-
 PARAM_HEAD = ("Component", "Calculation", "Parameters")
-MAP_CAPTION = {
-    "gpt2": "GPT-2 pre-normalized transformer block",
-    "llama": "Llama decoder layer: pre-norm, rotary positions inside attention",
-}
 
 
 FLOP_HEAD = ("Operation", "Calculation", "FLOPs per token")
@@ -124,7 +102,7 @@ class ComponentMacros(PageContext):
                 formula=blocks.Markup(c.formula),
                 shapes=blocks.Markup(self.shapes()),
                 diagram=diagram,
-                map_caption=MAP_CAPTION[self.family.name],
+                map_caption=self.family.map.caption,
             )
         )
 
@@ -171,7 +149,7 @@ class ComponentMacros(PageContext):
         def render(cfg: ModelConfig) -> str:
             rows = accounting.param_rows(cfg, c.key)
             if not rows:
-                why = NO_PARAMS.get(self.family.name, {}).get(c.key, "No parameters of its own.")
+                why = self.family.no_params.get(c.key, "No parameters of its own.")
                 untied = accounting.param_rows(cfg, c.key, tied=False)
                 if not untied:
                     return f"{why}\n"

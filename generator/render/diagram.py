@@ -1,6 +1,6 @@
 """The architecture map: a family's pre-norm block inside the full model, lines in SVG under boxes
-that are HTML links. The geometry is here, one layout a family; the markup is
-templates/map_diagram.html.
+that are HTML links. The lines are drawn here, the same for every family, from the boxes of the
+family's layout (generator/models/<family>/map.py); the markup is templates/map_diagram.html.
 
 Drawn from the component registry: every box is a link to its page (where one exists) and carries
 `data-light=KEY`, the same key as `\\htmlData{light=KEY}` in formulas, so hovering one lights the other.
@@ -9,51 +9,13 @@ Drawn from the component registry: every box is a link to its page (where one ex
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from generator.models import get_family
+from generator.models.map import Box
 from generator.render.blocks import MapBox, MapDiagram, Point
 
 STREAM_X = 80  # x of the residual stream's vertical line
-
-
-@dataclass(frozen=True)
-class Box:
-    key: str
-    x: int
-    y: int
-    w: int
-    h: int
-
-
-# GPT-2's layout, top (input) to bottom (output). Coordinates in SVG user units.
-BOXES = (
-    Box("wte", 20, 40, 120, 34),
-    Box("wpe", 170, 40, 120, 34),
-    Box("ln1", 150, 160, 120, 32),
-    Box("attention", 150, 208, 180, 36),
-    Box("ln2", 150, 290, 120, 32),
-    Box("mlp", 150, 338, 180, 36),
-    Box("lnf", 20, 448, 120, 32),
-    Box("unembed", 20, 504, 120, 34),
-    Box("model", 200, 504, 130, 34),
-)
 ADDS = {"embed": 104, "attn_add": 262, "mlp_add": 392}  # y of each ⊕ on the stream
-# Llama's: no position table and no embedding sum (positions are rotations inside attention,
-# the RoPE box beside it); the rest where GPT-2 has it.
-LLAMA_BOXES = (
-    Box("wte", 20, 40, 150, 34),
-    Box("ln1", 150, 160, 120, 32),
-    Box("rope", 280, 160, 50, 32),
-    *(box for box in BOXES if box.key not in ("wte", "wpe", "ln1")),
-)
-LAYOUTS = {"gpt2": BOXES, "llama": LLAMA_BOXES}
-PARTS = {  # the map's accessible name, per family
-    "gpt2": "GPT-2 architecture: embeddings, {n_layer} pre-norm blocks, final norm, unembedding",
-    "llama": "Llama architecture: token embedding, {n_layer} pre-norm decoder layers with rotary"
-    " positions, final RMSNorm, untied lm_head",
-}
-BLOCK_LABEL = {"gpt2": "Block", "llama": "Layer"}  # the frame's label: "Block × 12"
 BLOCK_FRAME = (8, 136, 336, 280)  # x, y, w, h
 HEIGHT = 580
 WIDTH = 352
@@ -81,7 +43,8 @@ def architecture_map(
     """The diagram of `family`: lines in SVG, boxes as positioned links (real HTML links: they
     work without JS and under instant navigation). `link(key)` gives a box's href (or None);
     `uid` namespaces the SVG ids so several maps can share a page."""
-    layout = LAYOUTS[family]
+    spec = get_family(family).map
+    layout = spec.boxes
     by_key = {b.key: b for b in layout}
     titled = get_family(family).by_key
 
@@ -147,7 +110,7 @@ def architecture_map(
     boxes = (
         box(
             "block",
-            f"{BLOCK_LABEL[family]} × {n_layer}",
+            f"{spec.block_label} × {n_layer}",
             fx + fw - 140,
             fy + fh - 28,
             134,
@@ -179,5 +142,5 @@ def architecture_map(
         inputs_label=point(CAPTION_X, 24),
         outputs_label=point(CAPTION_X, unembed.y + unembed.h + 22),
         boxes=boxes,
-        parts=PARTS[family],
+        parts=spec.name,
     )

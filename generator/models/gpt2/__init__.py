@@ -13,6 +13,7 @@ from generator.models.config import ModelConfig
 from generator.models.family import Family
 from generator.models.gpt2 import accounting
 from generator.models.gpt2.components import COMPONENTS
+from generator.models.gpt2.map import MAP, NO_PARAMS
 from generator.models.gpt2.sizes import SIZES
 from generator.models.gpt2.tensors import weight_shapes
 
@@ -42,4 +43,6 @@ FAMILY = Family(
     per_block=accounting.PER_BLOCK,
     param_rows=accounting.param_rows,
     flop_rows=accounting.flop_rows,
+    map=MAP,
+    no_params=NO_PARAMS,
 )

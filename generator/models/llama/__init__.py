@@ -14,6 +14,7 @@ from generator.models.config import ModelConfig
 from generator.models.family import Family
 from generator.models.llama import accounting
 from generator.models.llama.components import COMPONENTS
+from generator.models.llama.map import MAP, NO_PARAMS
 from generator.models.llama.sizes import SIZES, check_pinned
 from generator.models.llama.tensors import weight_shapes
 
@@ -43,5 +44,7 @@ FAMILY = Family(
     per_block=accounting.PER_BLOCK,
     param_rows=accounting.param_rows,
     flop_rows=accounting.flop_rows,
+    map=MAP,
+    no_params=NO_PARAMS,
     check_pinned=check_pinned,
 )

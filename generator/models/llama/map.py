@@ -1,0 +1,32 @@
+"""Llama's architecture map: no position table and no embedding sum (positions are rotations
+inside attention, the RoPE box beside it); the other boxes where GPT-2's map has them."""
+
+from __future__ import annotations
+
+from generator.models.map import Box, MapLayout
+
+MAP = MapLayout(
+    boxes=(
+        Box("wte", 20, 40, 150, 34),
+        Box("ln1", 150, 160, 120, 32),
+        Box("rope", 280, 160, 50, 32),
+        Box("attention", 150, 208, 180, 36),
+        Box("ln2", 150, 290, 120, 32),
+        Box("mlp", 150, 338, 180, 36),
+        Box("lnf", 20, 448, 120, 32),
+        Box("unembed", 20, 504, 120, 34),
+        Box("model", 200, 504, 130, 34),
+    ),
+    name="Llama architecture: token embedding, {n_layer} pre-norm decoder layers with rotary"
+    " positions, final RMSNorm, untied lm_head",
+    block_label="Layer",
+    caption="Llama decoder layer: pre-norm, rotary positions inside attention",
+)
+
+# Why a component without parameters of its own has none (its page's parameter section).
+NO_PARAMS = {
+    "rope": (
+        "No parameters: each angle is fixed by the position and rope_theta, and the cos and "
+        "sin tables are computed, not learned."
+    ),
+}

@@ -1,0 +1,70 @@
+"""A third family plugs in the way ARCHITECTURE.md says: a Family with its own sizes, registry
+and map, registered in FAMILIES. Its map, its accounting and `itm numbers` then follow, with no
+table elsewhere to extend (the map's layout, accessible name, frame label and caption were dicts
+keyed by family in the renderer and the page code, and a new family was a KeyError)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from generator import accounting
+from generator.models import FAMILIES, get_family, llama
+from generator.models.map import Box, MapLayout
+from generator.render.diagram import architecture_map
+
+
+@pytest.fixture
+def third(monkeypatch: pytest.MonkeyPatch):
+    """Llama's folder under another name, with a map of its own words."""
+    sizes = {
+        f"third-{name}": dataclasses.replace(cfg, name=f"third-{name}", family="third")
+        for name, cfg in llama.FAMILY.sizes.items()
+    }
+    family = dataclasses.replace(
+        llama.FAMILY,
+        name="third",
+        label="Third",
+        sizes=sizes,
+        map=dataclasses.replace(
+            llama.FAMILY.map,
+            name="Third architecture: {n_layer} stages",
+            block_label="Stage",
+            caption="A third family's stage",
+        ),
+    )
+    monkeypatch.setitem(FAMILIES, "third", family)
+    return family
+
+
+def test_a_registered_family_draws_its_own_map(third) -> None:
+    cfg = next(iter(third.sizes.values()))
+    diagram = architecture_map(lambda key: f"{key}/", n_layer=cfg.n_layer, family="third")
+    assert diagram.parts == "Third architecture: {n_layer} stages"
+    labels = [box.label for box in diagram.boxes]
+    assert f"Stage × {cfg.n_layer}" in labels
+    assert {box.key for box in diagram.boxes} >= {b.key for b in third.map.boxes}
+    assert get_family("third").map.caption == "A third family's stage"
+
+
+def test_a_registered_family_counts_like_its_folder_says(third) -> None:
+    for name, cfg in third.sizes.items():
+        original = llama.FAMILY.sizes[name.removeprefix("third-")]
+        assert accounting.params_total(cfg, "model") == accounting.params_total(original, "model")
+
+
+def test_a_map_box_that_is_no_component_is_refused() -> None:
+    stray = dataclasses.replace(
+        llama.FAMILY.map, boxes=(*llama.FAMILY.map.boxes, Box("wpe", 170, 40, 120, 34))
+    )
+    with pytest.raises(ValueError, match=r"family 'llama': map boxes \['wpe'\]"):
+        dataclasses.replace(llama.FAMILY, map=stray)
+
+
+def test_every_family_has_a_map_of_its_own() -> None:
+    for family in FAMILIES.values():
+        assert isinstance(family.map, MapLayout) and family.map.boxes
+        assert {"ln1", "attention", "ln2", "mlp", "wte", "lnf", "unembed"} <= {
+            box.key for box in family.map.boxes
+        }
