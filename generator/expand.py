@@ -74,6 +74,16 @@ def expand(config_file: Path, out: Path) -> list[str]:
         raise InputError(
             "the folder is not empty", file=str(out), fix="name a new folder for the expanded tree"
         )
+    config = load_config(str(config_file))
+    named = [name for name in PLUGIN_NAMES if name in config.plugins]
+    if not named:  # a site of its own (pinned-excerpts alone): no macros, no generated files
+        raise InputError(
+            f"the site does not use the {PLUGIN_NAMES[0]} plugin: there is nothing to expand",
+            file=str(config_file),
+            entry="plugins",
+            fix="plain MkDocs builds this site as it is; itm expand is for a site whose "
+            f"plugins list {PLUGIN_NAMES[0]}",
+        )
     try:  # before the build, so an unusable path costs no build and prints no traceback
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -82,11 +92,9 @@ def expand(config_file: Path, out: Path) -> list[str]:
             file=str(out),
             fix="name a new folder in a place you may write",
         ) from None
-    config = load_config(str(config_file))
     root = config_file.resolve().parent
     docs = Path(config.docs_dir)
-    named = [name for name in PLUGIN_NAMES if name in config.plugins]
-    options = dict(config.plugins[named[0]].config) if named else {}
+    options = dict(config.plugins[named[0]].config)
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
     build = SiteBuild.start(settings)
     made = build.files()  # on a failure it stops the charts' worker itself

@@ -12,9 +12,9 @@ import pytest
 from tests.site_helpers import ROOT, build_env
 
 
-def expand(out: Path) -> subprocess.CompletedProcess[str]:
+def expand(out: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "generator.cli", "expand", str(out)],
+        [sys.executable, "-m", "generator.cli", "expand", *options, str(out)],
         cwd=ROOT,
         env=build_env(),
         capture_output=True,
@@ -44,3 +44,15 @@ def test_expand_refuses_an_unusable_out_before_building(
     assert "fix:" in done.stderr
     assert (tmp_path / "a-file").read_text() == "keep me\n"
     assert (tmp_path / "full" / "mine.txt").read_text() == "mine\n"
+
+
+def test_expand_refuses_a_site_without_the_generator(tmp_path: Path) -> None:
+    """The example site quotes pinned excerpts with pinned-excerpts alone: it has no macros to
+    expand, and expand told it to restore this project's sources/checkpoints.toml (review)."""
+    config = ROOT / "examples" / "pinned-excerpts" / "mkdocs.yml"
+    done = expand(tmp_path / "tree", "-f", str(config))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "checkpoints.toml" not in done.stderr
+    assert "does not use the inside-the-model plugin" in done.stderr
+    assert f"{config}, entry 'plugins'" in done.stderr
+    assert not (tmp_path / "tree").exists()
