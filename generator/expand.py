@@ -61,9 +61,8 @@ def expand(config_file: Path, out: Path) -> list[str]:
     exist, or be empty); returns the pages written."""
     from mkdocs.config import load_config
     from mkdocs.structure.files import File
-    from mkdocs.utils import get_relative_url
 
-    from generator.build import PageSource, SiteBuild
+    from generator.build import SiteBuild
     from generator.render.katex import OPTIONS
 
     if out.exists() and not out.is_dir():
@@ -106,9 +105,39 @@ def expand(config_file: Path, out: Path) -> list[str]:
     paths = sources + [path for path in generated if path not in sources]
     files = [File(path, str(docs), config.site_dir, config.use_directory_urls) for path in paths]
     by_path = {f.src_uri: f for f in files}
-    addresses = [(f.src_uri, f.url) for f in files]
 
-    target = out / "docs"
+    # Written beside OUT, then renamed onto it: a failure halfway (a page's macro) leaves OUT as
+    # it was, not a half-written tree the next run refuses as "not empty".
+    tree = out.parent / f".{out.name}.partial-{os.getpid()}"  # made with the umask, as OUT was
+    shutil.rmtree(tree, ignore_errors=True)  # left by a run that was killed, with this pid
+    tree.mkdir()
+    try:
+        pages = _write_tree(tree, config_file, config, docs, sources, generated, by_path, build)
+    except BaseException:
+        shutil.rmtree(tree, ignore_errors=True)
+        raise
+    os.replace(tree, out)  # onto the empty folder made above
+    return pages
+
+
+def _write_tree(
+    tree: Path,
+    config_file: Path,
+    config: Any,
+    docs: Path,
+    sources: list[str],
+    generated: dict[str, bytes],
+    by_path: dict[str, Any],
+    build: Any,
+) -> list[str]:
+    """The expanded tree in `tree`: docs/ with every page filled, the generated files beside
+    them, the theme's overrides and a plain mkdocs.yml."""
+    from mkdocs.utils import get_relative_url
+
+    from generator.build import PageSource
+
+    addresses = [(f.src_uri, f.url) for f in by_path.values()]
+    target = tree / "docs"
     pages = []
     for path in sources:
         source_file = docs / path
@@ -136,8 +165,8 @@ def expand(config_file: Path, out: Path) -> list[str]:
         _write(target / path, data)
     build.record()
     if config.theme.custom_dir:
-        shutil.copytree(config.theme.custom_dir, out / "overrides")
-    _write(out / "mkdocs.yml", _plain_config(config_file, config).encode("utf-8"))
+        shutil.copytree(config.theme.custom_dir, tree / "overrides")
+    _write(tree / "mkdocs.yml", _plain_config(config_file, config).encode("utf-8"))
     return pages
 
 

@@ -135,3 +135,28 @@ def test_an_expand_that_fails_making_its_files_stops_the_charts_worker(
         assert worker.wait(timeout=120) != 0  # killed; left waiting, it would end after 3600 s
     finally:
         drawings[0].cancel()
+
+
+def test_an_expand_that_fails_halfway_leaves_out_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    """A page that fails to fill after others were written left a half-written tree in OUT, which
+    the next run refused as "not empty" (review): the tree is now written beside OUT and renamed
+    onto it only when every page is filled."""
+    from generator.build import SiteBuild
+    from generator.errors import InputError
+    from generator.expand import expand
+
+    real_fill = SiteBuild.fill
+    filled: list[str] = []
+
+    def fill(self: SiteBuild, source, addresses):
+        if len(filled) == 3:
+            raise InputError("a macro failed", file=f"docs/{source.src_uri}")
+        filled.append(source.src_uri)
+        return real_fill(self, source, addresses)
+
+    monkeypatch.setattr(SiteBuild, "fill", fill)
+    out = tmp_path / "tree"
+    with pytest.raises(InputError, match="a macro failed"):
+        expand(ROOT / "mkdocs.yml", out)
+    assert len(filled) == 3  # pages were filled, and written, before the failure
+    assert list(tmp_path.iterdir()) == [out] and list(out.iterdir()) == []  # no partial tree
