@@ -128,7 +128,7 @@ def test_what_changed_prints_every_cost_and_both_excerpts(built_site: Path) -> N
             ]
             assert {after for _, _, after in rows} <= set(shown), change.key
         captions = " ".join(c.get_text() for c in html.select(".itm-code-caption"))
-        for excerpt in (change.gpt2, change.llama):
+        for excerpt in (change.gpt2, *change.llama):
             assert html.select(f'a[href$="#ex-{excerpt.replace(".", "-")}"]') or excerpt in captions
     # Mistral's grouped-query attention: its K/V cache shrinks by n_head / n_kv_head
     mistral = SIZES["mistral-7b-v0.1"]

@@ -145,12 +145,12 @@ class SiteMacros(PageContext):
             costs = size_tabs(functools.partial(cost_table, change), "llama")
             sides = [
                 code_render.code_tabs(
-                    [self._excerpt(excerpt)],
+                    [self._excerpt(excerpt) for excerpt in excerpts],
                     prefix=f"change-{change.key}-{side}",
                     sources=self.url_for("sources.md"),
                     render=self.render_block,
                 )
-                for side, excerpt in (("gpt2", change.gpt2), ("llama", change.llama))
+                for side, excerpts in (("gpt2", (change.gpt2,)), ("llama", change.llama))
             ]
             more = f"[{self.by_key_in('llama', change.page)}]({self._doc(change.page)})"
             sections.append(
@@ -265,7 +265,7 @@ def pages_citing() -> dict[str, list[tuple[str, str]]]:
             citing.append((c.title, c.page, ids))
     from generator.pages.compare import CHANGES
 
-    compared = [excerpt for change in CHANGES for excerpt in (change.gpt2, change.llama)]
+    compared = [excerpt for change in CHANGES for excerpt in (change.gpt2, *change.llama)]
     citing.append(("What changed since GPT-2", "what-changed.md", compared))
     citing += [(title, page, list(ids)) for page, title, ids in feature_citations()]
     used: dict[str, list[tuple[str, str]]] = {}

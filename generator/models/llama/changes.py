@@ -14,7 +14,7 @@ class Change:
     title: str
     text: str  # Markdown, in words: the numbers come from the cost table
     gpt2: str  # the excerpt id of GPT-2's side (openai/gpt-2)
-    llama: str  # the excerpt id of Llama's side (transformers)
+    llama: tuple[str, ...]  # the excerpt ids of Llama's side (transformers), one tab each
     page: str  # the Llama component page that explains it
 
 
@@ -26,7 +26,7 @@ CHANGES: tuple[Change, ...] = (
         "multiplies by a learned gain. Each norm holds half the parameters; the arithmetic it "
         "saves is elementwise, which the FLOP convention does not count.",
         "gpt2.norm",
-        "llama.rmsnorm",
+        ("llama.rmsnorm",),
         "llama/rmsnorm.md",
     ),
     Change(
@@ -37,7 +37,7 @@ CHANGES: tuple[Change, ...] = (
         "layer, and learns nothing for it: the table's parameters go, and the context is no "
         "longer capped by a table's rows.",
         "gpt2.wpe",
-        "llama.apply-rope",
+        ("llama.apply-rope",),
         "llama/rope.md",
     ),
     Change(
@@ -48,7 +48,7 @@ CHANGES: tuple[Change, ...] = (
         "repeat_kv copies each key/value head to its query heads first. (Llama 2 7B keeps one "
         "key/value head per query head; Mistral groups them.)",
         "gpt2.attn",
-        "llama.repeat-kv",
+        ("llama.attention-init", "llama.repeat-kv"),  # the narrower K/V; the copies before QKᵀ
         "llama/attention.md",
     ),
     Change(
@@ -58,7 +58,7 @@ CHANGES: tuple[Change, ...] = (
         "one projection with SiLU of another and projects back: three matrices, at a width "
         "d_mlp the config chooses.",
         "gpt2.mlp",
-        "llama.mlp",
+        ("llama.mlp",),
         "llama/mlp.md",
     ),
     Change(
@@ -68,7 +68,7 @@ CHANGES: tuple[Change, ...] = (
         "(attention_bias and mlp_bias are False); adding a bias is elementwise work, not counted "
         "as FLOPs here.",
         "gpt2.conv1d",
-        "llama.attention-init",
+        ("llama.attention-init",),
         "llama/attention.md",
     ),
     Change(
@@ -78,7 +78,7 @@ CHANGES: tuple[Change, ...] = (
         "lm_head of the same shape: as many parameters again as the embedding, and the same "
         "FLOPs.",
         "gpt2.logits",
-        "llama.causal-lm-init",
+        ("llama.causal-lm-init",),
         "llama/lm-head.md",
     ),
 )
