@@ -391,6 +391,22 @@ def test_offline_a_mirror_already_in_the_cache_is_not_offered_as_a_fix(tmp_path:
     assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
 
 
+def test_offline_a_second_mirror_not_in_the_cache_is_offered_as_a_fix(tmp_path: Path) -> None:
+    """Both archives carry the pin's lines; the first is cached (and read), the second is not:
+    PyPI may still help with the second. Only the first carrying archive was looked at."""
+    wrong = excerpt_table("toy.wrong", TOY_V1, lines=[list(HELPER)], digest="0" * 64)
+    lock = make_lock(tmp_path, WHEEL_MIRROR, SDIST_MIRROR, extra=wrong)
+    Store(tmp_path / "cache").put(WHEEL)
+    offline = Resolver(lock, cache_dir=tmp_path / "cache", offline=True)
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.wrong"))
+    assert "build once with PyPI reachable" in caught.value.fix
+    Store(tmp_path / "cache").put(SDIST)  # both read now: a clone is the only way left
+    with pytest.raises(InputError) as caught:
+        offline.resolve(lock.pin("toy.wrong"))
+    assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
+
+
 # ---------------------------------------------------------------- evidence bound to a commit
 
 EDITED = "ed" * 20  # another valid commit id, put in the lock by hand

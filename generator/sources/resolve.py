@@ -304,8 +304,8 @@ class Resolver:
             skipped = "git" in self.sources and repo.name in self.git_dirs
             if cached.is_file() or skipped or not pin.ranges:
                 continue
-            mirror = self._carrying_mirror(pin)
-            if mirror is not None and not self.cache.path_for(mirror.sha256).is_file():
+            mirror = self._uncached_carrier(pin)
+            if mirror is not None:
                 wanted.setdefault(mirror.sha256, mirror)
         http = Http(self.http.settings, log=self.log)
         threads = [
@@ -320,15 +320,17 @@ class Resolver:
             if why.startswith("offline"):  # DNS or a refused connection: down for this run too
                 self.http.down.setdefault(host, why)
 
-    def _carrying_mirror(self, pin: Pin) -> Mirror | None:
-        """The first archive member that vouches for the pin's commit and carries all of its
-        lines: the one `_via_pypi` reads first, and the only kind worth fetching. None for a pin
-        without lines (a mirror checks lines)."""
+    def _uncached_carrier(self, pin: Pin) -> Mirror | None:
+        """The first archive member that vouches for the pin's commit, carries all of its lines
+        and is not in the cache yet: the only kind worth fetching (one in the cache was read
+        already, and PyPI would send the same bytes). None for a pin without lines (a mirror
+        checks lines)."""
         if not pin.ranges:
             return None
         listed = self.lock.mirrors_for(pin.repo, pin.path)
         for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
-            if all(any(m.carries((r,)) for m in group) for r in pin.ranges):
+            carries = all(any(m.carries((r,)) for m in group) for r in pin.ranges)
+            if carries and not self.cache.path_for(group[0].sha256).is_file():
                 return group[0]
         return None
 
@@ -566,8 +568,7 @@ class Resolver:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
             # PyPI helps only with an archive that carries the lines and is not cached yet: one
             # in the cache was read already, and PyPI would send the same bytes (its sha256)
-            mirror = self._carrying_mirror(pin)
-            if mirror is not None and not self.cache.path_for(mirror.sha256).is_file():
+            if self._uncached_carrier(pin) is not None:
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
         else:
             fix = (
