@@ -34,6 +34,7 @@ PLUGIN_NAMES = ("inside-the-model", "itm")  # the generator's plugin (and its ol
 FRONT_MATTER = re.compile(r"\A(---\s*\n.*?\n(?:---|\.\.\.)\s*\n)", re.DOTALL)
 RENDER_JS = "assets/katex/render.js"
 KATEX_JS = "assets/katex/katex.min.js"
+PARTIAL = ".itm-expand-partial-"  # the tree being written, inside OUT (then moved up into it)
 
 # Typesets each arithmatex element with the pinned KaTeX, as the build does (same trust and
 # strictness), after every page load under Material's instant navigation.
@@ -69,7 +70,7 @@ def expand(config_file: Path, out: Path) -> list[str]:
         raise InputError(
             "not a folder", file=str(out), fix="name a new folder for the expanded tree"
         )
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and any(not entry.name.startswith(PARTIAL) for entry in out.iterdir()):
         raise InputError(
             "the folder is not empty", file=str(out), fix="name a new folder for the expanded tree"
         )
@@ -91,6 +92,8 @@ def expand(config_file: Path, out: Path) -> list[str]:
             file=str(out),
             fix="name a new folder in a place you may write",
         ) from None
+    for stale in out.glob(f"{PARTIAL}*"):  # left by a run that was killed while writing
+        shutil.rmtree(stale, ignore_errors=True)
     root = config_file.resolve().parent
     docs = Path(config.docs_dir)
     options = dict(config.plugins[named[0]].config)
@@ -106,17 +109,17 @@ def expand(config_file: Path, out: Path) -> list[str]:
     files = [File(path, str(docs), config.site_dir, config.use_directory_urls) for path in paths]
     by_path = {f.src_uri: f for f in files}
 
-    # Written beside OUT, then renamed onto it: a failure halfway (a page's macro) leaves OUT as
-    # it was, not a half-written tree the next run refuses as "not empty".
-    tree = out.parent / f".{out.name}.partial-{os.getpid()}"  # made with the umask, as OUT was
-    shutil.rmtree(tree, ignore_errors=True)  # left by a run that was killed, with this pid
+    # Written in a folder inside OUT, then moved up into OUT: a failure halfway (a page's macro)
+    # leaves OUT as it was, not a half-written tree the next run refuses as "not empty". Inside,
+    # not beside: OUT may be a symlink, a mount point or ".", in a folder no one may write.
+    tree = out / f"{PARTIAL}{os.getpid()}"
     tree.mkdir()
     try:
         pages = _write_tree(tree, config_file, config, docs, sources, generated, by_path, build)
-    except BaseException:
+        for entry in sorted(tree.iterdir(), key=lambda e: e.name == "mkdocs.yml"):  # it last
+            entry.rename(out / entry.name)
+    finally:
         shutil.rmtree(tree, ignore_errors=True)
-        raise
-    os.replace(tree, out)  # onto the empty folder made above
     return pages
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from generator.memo import FilledPage, MadeFiles
 from tests.site_helpers import ROOT, build_env, serve
 
 pytestmark = pytest.mark.slow
@@ -160,3 +161,53 @@ def test_an_expand_that_fails_halfway_leaves_out_as_it_was(tmp_path: Path, monke
         expand(ROOT / "mkdocs.yml", out)
     assert len(filled) == 3  # pages were filled, and written, before the failure
     assert list(tmp_path.iterdir()) == [out] and list(out.iterdir()) == []  # no partial tree
+
+
+class Unfilled:
+    """A build that fills every page with its own text: what expand does with the files it is
+    given, without making them (the folders are the subject here, not the pages)."""
+
+    def files(self) -> MadeFiles:
+        return MadeFiles(files={"tables/a.tex": b"a\n"}, katex_js=b"katex")
+
+    def figures(self) -> dict[str, bytes]:
+        return {}
+
+    def fill(self, source, addresses) -> FilledPage:
+        return FilledPage(markdown=source.markdown, description=None)
+
+    def record(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("kind", ["symlink", "current folder", "left by a killed run"])
+def test_expand_writes_into_any_usable_out(tmp_path: Path, monkeypatch, kind: str) -> None:
+    """The tree was written beside OUT and renamed onto it (e2ef41f): that failed after the whole
+    build, with a traceback and a full tree left beside, on an OUT that is a symlink to an empty
+    folder (rename onto a symlink) or "." (a rename onto the current folder), and a run killed
+    while writing left a folder the next run could not clean (another pid). It is now written
+    inside OUT and moved up."""
+    from generator.build import SiteBuild
+    from generator.expand import expand
+
+    monkeypatch.setattr(SiteBuild, "start", classmethod(lambda cls, settings: Unfilled()))
+    target = tmp_path / "target"
+    target.mkdir()
+    out = target
+    if kind == "symlink":
+        out = tmp_path / "link"
+        out.symlink_to(target)
+    elif kind == "current folder":
+        monkeypatch.chdir(target)
+        out = Path(".")
+    else:
+        # what a run killed while writing leaves: a pid no process has (above Linux's limit)
+        (target / ".itm-expand-partial-4194305" / "docs").mkdir(parents=True)
+    pages = expand(ROOT / "mkdocs.yml", out)
+    assert "index.md" in pages
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["target"] + (["link"] if kind == "symlink" else [])
+    )  # nothing left beside OUT
+    assert sorted(path.name for path in target.iterdir()) == ["docs", "mkdocs.yml", "overrides"]
+    assert (target / "docs" / "tables" / "a.tex").read_bytes() == b"a\n"
+    assert kind != "symlink" or out.is_symlink()
