@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from generator import accounting
-from generator.models import FAMILIES, get_family, llama
+from generator.models import FAMILIES, llama
 from generator.models.map import Box, MapLayout
 from generator.render.diagram import architecture_map
 
@@ -45,7 +45,6 @@ def test_a_registered_family_draws_its_own_map(third) -> None:
     labels = [box.label for box in diagram.boxes]
     assert f"Stage × {cfg.n_layer}" in labels
     assert {box.key for box in diagram.boxes} >= {b.key for b in third.map.boxes}
-    assert get_family("third").map.caption == "A third family's stage"
 
 
 def test_a_registered_family_counts_like_its_folder_says(third) -> None:
@@ -68,3 +67,15 @@ def test_every_family_has_a_map_of_its_own() -> None:
         assert {"ln1", "attention", "ln2", "mlp", "wte", "lnf", "unembed"} <= {
             box.key for box in family.map.boxes
         }
+
+
+def test_a_map_without_a_box_the_lines_need_is_refused() -> None:
+    """diagram.py draws its lines between these boxes: a map without one was a KeyError at build."""
+    without = tuple(box for box in llama.FAMILY.map.boxes if box.key != "ln2")
+    with pytest.raises(ValueError, match=r"missing \['ln2'\]"):
+        dataclasses.replace(llama.FAMILY, map=dataclasses.replace(llama.FAMILY.map, boxes=without))
+    no_positions = tuple(box for box in llama.FAMILY.map.boxes if box.key != "rope")
+    with pytest.raises(ValueError, match="wpe or rope"):
+        dataclasses.replace(
+            llama.FAMILY, map=dataclasses.replace(llama.FAMILY.map, boxes=no_positions)
+        )

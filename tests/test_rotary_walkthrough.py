@@ -155,8 +155,8 @@ def test_gpt2s_walkthrough_has_no_rotary_step(built_site: Path) -> None:
 
 
 def test_the_rope_and_attention_pages_lead_to_it(built_site: Path) -> None:
-    """The page is out of the nav (so GPT-2's pages keep their bytes): readers reach it from the
-    RoPE page, its words and its Go deeper, and from the Llama attention page's words."""
+    """Besides its nav entry, readers reach the page from the RoPE page, its words and its Go
+    deeper, and from the Llama attention page's words."""
     for page, where in (("llama/rope", "article"), ("llama/attention", "article")):
         html = BeautifulSoup((built_site / page / "index.html").read_text(), "html.parser")
         links = [a for a in html.select(f"{where} a") if a.get("href") == "../walkthrough/"]

@@ -127,9 +127,14 @@ def test_what_changed_prints_every_cost_and_both_excerpts(built_site: Path) -> N
                 number(s.get_text()) for s in html.select(f'[data-q="change.{change.key}.llama"]')
             ]
             assert {after for _, _, after in rows} <= set(shown), change.key
-        captions = " ".join(c.get_text() for c in html.select(".itm-code-caption"))
+        section = []  # this change's own section: its heading up to the next one
+        for sibling in heading.find_next_siblings():
+            if sibling.name == "h2":
+                break
+            section.append(sibling)
         for excerpt in (change.gpt2, *change.llama):
-            assert html.select(f'a[href$="#ex-{excerpt.replace(".", "-")}"]') or excerpt in captions
+            anchor = f'a[href$="#ex-{excerpt.replace(".", "-")}"]'
+            assert any(part.select(anchor) for part in section), (change.key, excerpt)
     # Mistral's grouped-query attention: its K/V cache shrinks by n_head / n_kv_head
     mistral = SIZES["mistral-7b-v0.1"]
     (kv,) = [r for r in cost_rows(CHANGES[2], mistral) if r[0].startswith("KV cache")]

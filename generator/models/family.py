@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 Shapes = dict[str, tuple[int, ...]]
+# the boxes generator/render/diagram.py draws its lines between
+MAP_NEEDS = ("wte", "ln1", "attention", "ln2", "mlp", "lnf", "unembed")
 # param_rows(cfg, component, tied=) and flop_rows(cfg, component, T): one instance's rows
 ParamRows = Callable[..., list[Row]]
 FlopRows = Callable[[ModelConfig, str, int], list[Row]]
@@ -50,9 +52,16 @@ class Family:
         for name, cfg in self.sizes.items():
             if (cfg.name, cfg.family) != (name, self.name):
                 raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
-        unknown = [box.key for box in self.map.boxes if box.key not in self.components]
+        boxed = [box.key for box in self.map.boxes]
+        unknown = [key for key in boxed if key not in self.components]
         if unknown:
             raise ValueError(f"family {self.name!r}: map boxes {unknown} are not its components")
+        missing = [key for key in MAP_NEEDS if key not in boxed]
+        if missing or not {"wpe", "rope"} & set(boxed):  # how positions enter the stream
+            raise ValueError(
+                f"family {self.name!r}: its map needs boxes {list(MAP_NEEDS)} and wpe or rope "
+                f"(the lines are drawn between them); missing {missing or ['wpe or rope']}"
+            )
 
     @property
     def components(self) -> tuple[str, ...]:

@@ -56,10 +56,10 @@ def _components(cfg: ModelConfig) -> tuple[str, ...]:
 # change key -> the quantities it moves (whole model: every instance counted)
 COSTS: dict[str, tuple[Quantity, ...]] = {
     "norm": (("Parameters of every norm", _params("ln1", "ln2", "lnf")),),
-    "positions": (("Parameters of the position table", _params("wpe", "rope")),),
+    "positions": (("Parameters of a position table of {n_ctx} rows", _params("wpe", "rope")),),
     "attention": (
         ("Attention parameters", _params("attention")),
-        ("Attention FLOPs per token at the full context", _flops("attention")),
+        ("Attention FLOPs per token at T = {n_ctx}", _flops("attention")),
         ("KV cache bytes per token (float16)", _kv_bytes),
     ),
     "mlp": (
@@ -77,7 +77,10 @@ def cost_rows(change: Change, cfg: ModelConfig) -> list[tuple[str, int, int]]:
         with_bias = accounting.params_total(gpt2_twin(cfg, bias=True), "model")
         without = accounting.params_total(twin, "model")
         return [("Parameters of the biases", with_bias - without, 0)]
-    return [(label, value(twin), value(cfg)) for label, value in COSTS[change.key]]
+    context = fmt_int(cfg.n_ctx)  # a label names the context its count is taken at
+    return [
+        (label.format(n_ctx=context), value(twin), value(cfg)) for label, value in COSTS[change.key]
+    ]
 
 
 def cost_table(change: Change, cfg: ModelConfig) -> str:
