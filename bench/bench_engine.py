@@ -1,6 +1,7 @@
 """Benchmark of the engine and the accounting (a report, not a test).
 
     .venv/bin/python bench/bench_engine.py [--skip-torch] [--tokens 1024 128] [--repeat 3]
+        [--baseline DIR]
 
 1. The build's path: importing the engine and the accounting (and that it does not import torch),
    one full toy trace, and every accounting row for the four GPT-2 sizes.
@@ -159,6 +160,8 @@ def main() -> int:
         help="also time numpy's forward in DIR, a checkout of an earlier commit",
     )
     args = parser.parse_args()
+    if args.baseline and args.skip_torch:
+        parser.error("--baseline times forwards, which --skip-torch leaves out")
     if args.baseline and not (args.baseline / "generator" / "engine").is_dir():
         parser.error(
             f"--baseline {args.baseline}: not a checkout of this project (no generator/engine)"

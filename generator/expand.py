@@ -61,6 +61,7 @@ def expand(config_file: Path, out: Path) -> list[str]:
     """Write the expanded tree of the site described by `config_file` into `out` (which must not
     exist, or be empty); returns the pages written."""
     from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, ConfigurationError
     from mkdocs.structure.files import File
 
     from generator.build import SiteBuild
@@ -74,7 +75,14 @@ def expand(config_file: Path, out: Path) -> list[str]:
         raise InputError(
             "the folder is not empty", file=str(out), fix="name a new folder for the expanded tree"
         )
-    config = load_config(str(config_file))
+    try:
+        config = load_config(str(config_file))
+    except (ConfigurationError, Abort) as error:  # Abort: MkDocs has logged each error above
+        raise InputError(
+            f"MkDocs cannot load it: {error}",
+            file=str(config_file),
+            fix="correct the configuration (`mkdocs build` shows the same error)",
+        ) from None
     named = [name for name in PLUGIN_NAMES if name in config.plugins]
     if not named:  # a site of its own (pinned-excerpts alone): no macros, no generated files
         raise InputError(

@@ -56,3 +56,19 @@ def test_expand_refuses_a_site_without_the_generator(tmp_path: Path) -> None:
     assert "does not use the inside-the-model plugin" in done.stderr
     assert f"{config}, entry 'plugins'" in done.stderr
     assert not (tmp_path / "tree").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["site_name: x\nnav: [1, 2\n", "site_name: x\ntheme: {name: no-such-theme}\n"],
+)
+def test_expand_refuses_a_config_mkdocs_cannot_load(tmp_path: Path, text: str) -> None:
+    """A YAML error printed a traceback (ConfigurationError); a bad value exited with MkDocs'
+    own Abort, without naming the file."""
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(text)
+    done = expand(tmp_path / "tree", "-f", str(config))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{config}: MkDocs cannot load it" in done.stderr and "fix:" in done.stderr
+    assert not (tmp_path / "tree").exists()
