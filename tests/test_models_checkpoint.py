@@ -158,16 +158,3 @@ def test_tied_and_untied_heads() -> None:
     without = {name: value for name, value in weights.items() if name != "lm_head.weight"}
     assert refused(RUNS["llama"][0], without, LLAMA).entry == "lm_head.weight"
     llama_forward(without, tied, IDS)
-
-
-def test_another_registered_size_s_weights_are_named() -> None:
-    """Mistral 7B's tensors checked as Llama 2 7B's: both have 32 layers of width 4,096, so the
-    fix said to rewrite k_proj as [4096, 4096]; the weights are simply the other size's (review)."""
-    from generator.models import get_size
-    from generator.models.checkpoint import check_shapes
-
-    llama2, mistral = get_size("llama-2-7b"), get_size("mistral-7b-v0.1")
-    shapes = FAMILIES["llama"].weight_shapes
-    with pytest.raises(InputError) as caught:
-        check_shapes(shapes(mistral), llama2, shapes(llama2))
-    assert caught.value.fix == "these are Mistral 7B v0.1's weights: use the size 'mistral-7b-v0.1'"

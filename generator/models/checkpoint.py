@@ -46,9 +46,7 @@ def check_shapes(
                 f"unexpected tensor: {size} has no tensor {name!r}",
                 file=file,
                 entry=name,
-                fix=other_size(found, cfg)
-                or size_hint(found, cfg, expected)
-                or extra_hint(name, cfg),
+                fix=size_hint(found, cfg, expected) or extra_hint(name, cfg),
             )
         want = tuple(expected[name])
         if tuple(shape) != want:
@@ -56,7 +54,7 @@ def check_shapes(
                 f"shape {list(shape)}, expected {list(want)} for {size}",
                 file=file,
                 entry=name,
-                fix=other_size(found, cfg) or shape_hint(tuple(shape), want, found, cfg, expected),
+                fix=shape_hint(tuple(shape), want, found, cfg, expected),
             )
     missing = [name for name in expected if name not in found]
     if missing:
@@ -67,22 +65,9 @@ def check_shapes(
             f"missing {len(missing)} tensor(s) of {size}: {listed}",
             file=file,
             entry=missing[0],
-            fix=other_size(found, cfg)
-            or size_hint(found, cfg, expected)
+            fix=size_hint(found, cfg, expected)
             or "write the weights again with every tensor: a missing one is never read as zero",
         )
-
-
-def other_size(found: Shapes, cfg: ModelConfig) -> str | None:
-    """The registered size whose tensors these are, exactly, when it is not cfg: Mistral 7B's
-    weights have Llama 2 7B's layer count and width, and differ only in K/V and MLP shapes."""
-    from generator.models import FAMILIES  # here: the families import this module's callers
-
-    for family in FAMILIES.values():
-        for other in family.sizes.values():
-            if other.name != cfg.name and dict(found) == dict(family.weight_shapes(other)):
-                return f"these are {other.label}'s weights: use the size {other.name!r}"
-    return None
 
 
 def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str | None:
