@@ -28,3 +28,17 @@ class MapLayout:
     name: str  # the map's accessible name; {n_layer} is filled in
     block_label: str  # the block frame's label: "Block" gives "Block × 12"
     caption: str  # under the map on a component page
+
+
+# Where every family's block and output boxes sit: diagram.py's ⊕ heights (ADDS) and block frame
+# (BLOCK_FRAME) are drawn around them. A family adds its embedding boxes (and any box beside
+# ln_1, such as RoPE) in front: (*its embeddings, LN1, *its extras, *DECODER_REST).
+LN1 = Box("ln1", 150, 160, 120, 32)
+DECODER_REST = (
+    Box("attention", 150, 208, 180, 36),
+    Box("ln2", 150, 290, 120, 32),
+    Box("mlp", 150, 338, 180, 36),
+    Box("lnf", 20, 448, 120, 32),
+    Box("unembed", 20, 504, 120, 34),
+    Box("model", 200, 504, 130, 34),
+)

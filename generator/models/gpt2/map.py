@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from generator.models.map import Box, MapLayout
+from generator.models.map import DECODER_REST, LN1, Box, MapLayout
 
 MAP = MapLayout(
     boxes=(
         Box("wte", 20, 40, 120, 34),
         Box("wpe", 170, 40, 120, 34),
-        Box("ln1", 150, 160, 120, 32),
-        Box("attention", 150, 208, 180, 36),
-        Box("ln2", 150, 290, 120, 32),
-        Box("mlp", 150, 338, 180, 36),
-        Box("lnf", 20, 448, 120, 32),
-        Box("unembed", 20, 504, 120, 34),
-        Box("model", 200, 504, 130, 34),
+        LN1,
+        *DECODER_REST,
     ),
     name="GPT-2 architecture: embeddings, {n_layer} pre-norm blocks, final norm, unembedding",
     block_label="Block",

@@ -3,19 +3,14 @@ inside attention, the RoPE box beside it); the other boxes where GPT-2's map has
 
 from __future__ import annotations
 
-from generator.models.map import Box, MapLayout
+from generator.models.map import DECODER_REST, LN1, Box, MapLayout
 
 MAP = MapLayout(
     boxes=(
         Box("wte", 20, 40, 150, 34),
-        Box("ln1", 150, 160, 120, 32),
+        LN1,
         Box("rope", 280, 160, 50, 32),
-        Box("attention", 150, 208, 180, 36),
-        Box("ln2", 150, 290, 120, 32),
-        Box("mlp", 150, 338, 180, 36),
-        Box("lnf", 20, 448, 120, 32),
-        Box("unembed", 20, 504, 120, 34),
-        Box("model", 200, 504, 130, 34),
+        *DECODER_REST,
     ),
     name="Llama architecture: token embedding, {n_layer} pre-norm decoder layers with rotary"
     " positions, final RMSNorm, untied lm_head",
