@@ -24,7 +24,7 @@ from torch.overrides import TorchFunctionMode
 from transformers import LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM
 
 from generator.models.config import ModelConfig
-from generator.models.llama.tensors import weight_shapes
+from generator.models.tensors import weight_shapes as shapes_of
 
 ARCHS = {
     "llama": (LlamaConfig, LlamaForCausalLM, modeling_llama),
@@ -92,7 +92,7 @@ def hf_model(weights: dict[str, np.ndarray], cfg: ModelConfig, dtype=torch.float
     config = hf_config(cfg, arch)
     with float64_inside() if dtype == torch.float64 else _nothing():
         model = ARCHS[arch][1](config).to(dtype).eval()
-    state = {name: torch.tensor(weights[name], dtype=dtype) for name in weight_shapes(cfg)}
+    state = {name: torch.tensor(weights[name], dtype=dtype) for name in shapes_of(cfg, cfg.names)}
     if cfg.tied_embeddings:  # the state dict names the shared tensor twice
         state["lm_head.weight"] = state["model.embed_tokens.weight"]
     model.load_state_dict(state, strict=True)

@@ -12,6 +12,7 @@ import pytest
 from generator import accounting as acc
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
+from generator.models.llama.names import NAMES as LLAMA_NAMES
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -34,6 +35,7 @@ SMALL = {
         96,
         101,
         family="llama",
+        names=LLAMA_NAMES,
         n_kv_head=2,
         d_mlp=176,
         norm="rmsnorm",
@@ -52,6 +54,7 @@ SMALL = {
         64,
         57,
         family="llama",
+        names=LLAMA_NAMES,
         n_kv_head=1,
         d_mlp=100,
         norm="rmsnorm",

@@ -16,16 +16,17 @@ from generator.engine.decode import decode_step as gpt2_decode_step
 from generator.errors import InputError
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
-from generator.models.llama.decode import decode_step as llama_decode_step
-from generator.models.llama.engine import forward as llama_forward
-from generator.models.llama.weights import random_weights as llama_random_weights
+from generator.models.decoder import decode_step as llama_decode_step
+from generator.models.decoder import forward as llama_forward
+from generator.models.llama.names import NAMES as LLAMA_NAMES
+from generator.models.weights import random_weights as llama_random_weights
 
 GPT2 = ModelConfig(
     "gpt2-tiny", "tiny GPT-2", n_layer=2, n_head=2, d_model=8, n_ctx=8, vocab_size=11
 )
 LLAMA = ModelConfig(
     "llama-tiny", "tiny Llama", n_layer=2, n_head=4, n_kv_head=2, d_model=16, d_mlp=24, n_ctx=8,
-    vocab_size=13, family="llama", norm="rmsnorm", mlp="swiglu", positions="rope", bias=False,
+    vocab_size=13, family="llama", names=LLAMA_NAMES, norm="rmsnorm", mlp="swiglu", positions="rope", bias=False,
     tied_embeddings=False,
 )  # fmt: skip
 IDS = np.array([1, 2, 3, 4])
@@ -145,7 +146,7 @@ def test_the_toy_has_no_biases_by_design() -> None:
     error = refused(
         RUNS["gpt2"][0], {**weights, "h.0.attn.c_attn.bias": np.zeros(3 * TOY.d_model)}, TOY
     )
-    assert "without projection biases" in error.fix
+    assert "no projection biases" in error.fix
 
 
 def test_tied_and_untied_heads() -> None:

@@ -17,6 +17,7 @@ from generator.config import CONFIGS, SIZES
 from generator.errors import InputError
 from generator.models import FAMILIES, get_family, get_size
 from generator.models.config import ModelConfig
+from generator.models.llama.names import NAMES as LLAMA_NAMES
 from generator.models.llama.sizes import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def size(**fields) -> ModelConfig:
     settings = dict(
-        name="odd", label="odd", family="llama", n_layer=2, n_head=4, d_model=32, n_ctx=16,
+        name="odd", label="odd", family="llama", names=LLAMA_NAMES, n_layer=2, n_head=4, d_model=32, n_ctx=16,
         vocab_size=50, norm="rmsnorm", mlp="swiglu", positions="rope", bias=False,
     )  # fmt: skip
     settings.update(fields)

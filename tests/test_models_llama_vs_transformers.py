@@ -23,9 +23,9 @@ from transformers import DynamicCache  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.cache import bytes_per_token  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
-from generator.models.llama.decode import decode_step  # noqa: E402
-from generator.models.llama.engine import forward  # noqa: E402
-from generator.models.llama.weights import random_weights  # noqa: E402
+from generator.models.decoder import decode_step, forward  # noqa: E402
+from generator.models.llama.names import NAMES as LLAMA_NAMES  # noqa: E402
+from generator.models.weights import random_weights  # noqa: E402
 from tests.llama_helpers import (  # noqa: E402
     arch_of,
     float64_inside,
@@ -39,7 +39,7 @@ ATOL = 1e-12  # float64: the logits are O(1)–O(10); their rounding is ~1e-15
 
 def llama(name: str, **fields) -> ModelConfig:
     settings = dict(
-        name=name, label=name, family="llama", n_layer=2, n_head=4, d_model=32, d_mlp=56,
+        name=name, label=name, family="llama", names=LLAMA_NAMES, n_layer=2, n_head=4, d_model=32, d_mlp=56,
         n_ctx=64, vocab_size=97, norm="rmsnorm", norm_eps=1e-6, mlp="swiglu",
         positions="rope", bias=False, tied_embeddings=False,
     )  # fmt: skip

@@ -27,7 +27,7 @@ from transformers import LlamaConfig, MistralConfig  # noqa: E402
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
 
 from generator.engine import toy_token_ids  # noqa: E402
-from generator.models.llama.weights import random_weights  # noqa: E402
+from generator.models.weights import random_weights  # noqa: E402
 from tests.llama_helpers import float64_inside, hf_attention_trace, hf_model  # noqa: E402
 
 PAGE = "llama/walkthrough/index.html"

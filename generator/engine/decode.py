@@ -23,9 +23,9 @@ from generator.engine.layers import Weights, cast, layer_norm, linear, mlp, sub_
 from generator.models.cache import check_cache
 from generator.models.cache import empty_cache as empty_cache
 from generator.models.checkpoint import check_token_ids, check_weights
-from generator.models.gpt2.tensors import weight_shapes
 from generator.models.ops import causal_attention
 from generator.models.ops import causal_mask as causal_mask
+from generator.models.tensors import weight_shapes
 
 
 @dataclass
@@ -81,7 +81,7 @@ def decode_step(
     """
     token_ids = np.asarray(token_ids, dtype=np.int64)
     check_token_ids(cfg, token_ids)
-    check_weights(weights, cfg, weight_shapes(cfg))
+    check_weights(weights, cfg, weight_shapes(cfg, cfg.names))
     cache = empty_cache(cfg, dtype) if cache is None else np.asarray(cache, dtype=dtype)
     check_cache(cfg, cache, token_ids.shape[0])
     w = cast(weights, dtype)

@@ -31,8 +31,8 @@ from generator.engine.layers import (
     unembed,
 )
 from generator.models.checkpoint import check_token_ids, check_weights
-from generator.models.gpt2.tensors import weight_shapes
 from generator.models.ops import causal_attention_by_tiles
+from generator.models.tensors import weight_shapes
 
 
 @dataclass
@@ -142,7 +142,9 @@ def forward(
         raise ValueError(f"keep must be one of {KEEPS}, not {keep!r}")
     token_ids = np.asarray(token_ids, dtype=np.int64)
     check_token_ids(cfg, token_ids)
-    check_weights(weights, cfg, weight_shapes(cfg))  # a missing tensor is an error, never a zero
+    check_weights(
+        weights, cfg, weight_shapes(cfg, cfg.names)
+    )  # a missing tensor is an error, never a zero
     w = cast(weights, dtype)
 
     x, embed_trace = embed(w, token_ids)  # [T, d]
@@ -179,7 +181,7 @@ def forward_from(
     """
     if not 0 <= start <= cfg.n_layer:
         raise ValueError(f"start must be a block index 0 … {cfg.n_layer}, not {start}")
-    check_weights(weights, cfg, weight_shapes(cfg))
+    check_weights(weights, cfg, weight_shapes(cfg, cfg.names))
     w = cast(weights, dtype)
     x = np.asarray(x, dtype=dtype)
     for i in range(start, cfg.n_layer):

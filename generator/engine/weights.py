@@ -1,8 +1,4 @@
-"""GPT-2's weights made up: seeded toy weights and random stand-ins.
-
-Their names and shapes are GPT-2's checkpoint tensors (generator.models.gpt2.tensors, whose
-weight_shapes this module re-exports).
-"""
+"""GPT-2's weights made up: seeded toy weights (random stand-ins are generator.models.weights')."""
 
 from __future__ import annotations
 
@@ -10,31 +6,13 @@ import numpy as np
 
 from generator.config import TOY_TOKENS, ModelConfig
 from generator.models.checkpoint import Weights
-from generator.models.gpt2.tensors import is_layer_norm
-from generator.models.gpt2.tensors import weight_shapes as weight_shapes
+from generator.models.tensors import tensors
+from generator.models.weights import random_weights
 
 
-def random_weights(cfg: ModelConfig, seed: int = 0, dtype: np.dtype | type = np.float64) -> Weights:
-    """Every tensor random, LayerNorms included: a GPT-2-shaped stand-in for tests and pages.
-
-    Scales keep activations near unit size at any width: embeddings N(0, 1), matrices
-    N(0, 1/fan_in), biases N(0, 0.1²), LayerNorm gain 1 + N(0, 0.1²) and shift N(0, 0.1²).
-    Values are drawn in float64 and then cast, so float32 weights are the float64 ones rounded.
-    """
-    rng = np.random.default_rng(seed)
-    weights: Weights = {}
-    for name, shape in weight_shapes(cfg).items():
-        noise = rng.standard_normal(shape)
-        if name in ("wte.weight", "wpe.weight"):
-            value = noise
-        elif is_layer_norm(name):
-            value = 1.0 + 0.1 * noise if name.endswith(".weight") else 0.1 * noise
-        elif name.endswith(".bias"):
-            value = 0.1 * noise
-        else:
-            value = noise / np.sqrt(shape[0])
-        weights[name] = value.astype(dtype)
-    return weights
+def weight_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor of GPT-2 size cfg, in transformers' order, with its shape."""
+    return {name: tensor.shape for name, tensor in tensors(cfg, cfg.names).items()}
 
 
 def toy_weights(cfg: ModelConfig, seed: int = 0, dtype: np.dtype | type = np.float64) -> Weights:
@@ -46,10 +24,9 @@ def toy_weights(cfg: ModelConfig, seed: int = 0, dtype: np.dtype | type = np.flo
     (gain 1, shift 0): the toy's LayerNorm is the plain normalization and adds no bias either.
     """
     weights = random_weights(cfg, seed, dtype)
-    for name in weights:
-        if is_layer_norm(name):
-            fill = 1.0 if name.endswith(".weight") else 0.0
-            weights[name] = np.full_like(weights[name], fill)
+    for name, tensor in tensors(cfg, cfg.names).items():
+        if tensor.kind in ("gain", "shift"):
+            weights[name] = np.full_like(weights[name], 1.0 if tensor.kind == "gain" else 0.0)
     return weights
 
 

@@ -1,11 +1,16 @@
 """The model families, registered: each is one folder of generator/models/ and one line below.
 
-    config.py      ModelConfig: one class for every family's sizes
-    family.py      Family: a family's sizes, checkpoint tensors and forward pass
-    ops.py         the numpy ops every engine shares (norms, activations, RoPE, attention)
+    config.py      ModelConfig: the spec every family's sizes are written in
+    names.py       TensorNames: where a checkpoint keeps each tensor
+    tensors.py     every tensor of a size, from its spec and names
+    counts.py      the parameter and FLOP rows of any spec
+    decoder.py     the one numpy forward pass and cached decoding
+    weights.py     random weights of any size
+    family.py      Family: a family's sizes, words, registry and map
+    ops.py         the numpy ops the decoder is built from (norms, activations, RoPE, attention)
     checkpoint.py  a weight dict checked against a size's tensors; token ids checked
-    cache.py       the KV cache layout the decoders share
-    <family>/      sizes.py, tensors.py, its engine; its __init__.py makes FAMILY
+    cache.py       the KV cache layout
+    <family>/      sizes.py, names.py, components.py, map.py; its __init__.py makes FAMILY
 
 Importing this package imports no numpy (generator.config imports it on every build).
 """

@@ -46,7 +46,7 @@ def check_shapes(
                 f"unexpected tensor: {size} has no tensor {name!r}",
                 file=file,
                 entry=name,
-                fix=size_hint(found, cfg, expected) or extra_hint(name, cfg),
+                fix=size_hint(found, cfg, expected) or extra_hint(name, cfg, expected),
             )
         want = tuple(expected[name])
         if tuple(shape) != want:
@@ -79,16 +79,24 @@ def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str | None:
     if len(layers) == cfg.n_layer and width == cfg.d_model:
         return None
     have = f"the weights have {len(layers)} block(s)" + (f" of width {width}" if width else "")
-    want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}"
-    if not cfg.bias:
-        want += ", without projection biases"
+    want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}, {biases_of(cfg)}"
     return f"pick the model size that matches the weights ({have}; {want})"
 
 
-def extra_hint(name: str, cfg: ModelConfig) -> str:
+def biases_of(cfg: ModelConfig) -> str:
+    """Which projections have biases, in words: "biases on q, k, v only", "no projection biases"."""
+    biased = [p for p in ("q", "k", "v", "o", "mlp") if cfg.biased(p)]
+    if not biased:
+        return "no projection biases"
+    if len(biased) == 5:
+        return "biases on every projection"
+    return f"biases on {', '.join(biased)} only"
+
+
+def extra_hint(name: str, cfg: ModelConfig, expected: Shapes) -> str:
     """The fix for a tensor cfg does not have, when the weights are cfg's size otherwise."""
-    if name.endswith(".bias") and not cfg.bias:
-        return f"remove {name!r}: {cfg.name} is a size without projection biases"
+    if name.endswith(".bias") and name not in expected:
+        return f"remove {name!r}: {cfg.name} has {biases_of(cfg)}"
     return f"remove {name!r} from the weights: {cfg.name} has no use for it"
 
 

@@ -1,8 +1,9 @@
-"""What a model family gives the rest of the generator: its sizes, its tensors, its forward pass.
+"""What a model family is: its sizes (specs), the words of its rows, its components' prose and
+its map. Everything else (tensors, engine, accounting) is shared code reading the spec.
 
 Each family folder (generator/models/<family>/) makes one `Family` in its __init__.py, and
-generator/models/__init__.py registers it. Importing a family imports no numpy: its engine is
-imported when its forward pass first runs.
+generator/models/__init__.py registers it. Importing a family imports no numpy: the shared
+decoder is imported when a forward pass first runs.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import TYPE_CHECKING
 
 from generator.models.component import Component
 from generator.models.config import ModelConfig
+from generator.models.counts import Words, flop_rows, param_rows
 from generator.models.map import MapLayout
 from generator.models.rows import Row
+from generator.models.tensors import weight_shapes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,26 +25,17 @@ if TYPE_CHECKING:
 Shapes = dict[str, tuple[int, ...]]
 # the boxes generator/render/diagram.py draws its lines between
 MAP_NEEDS = ("wte", "ln1", "attention", "ln2", "mlp", "lnf", "unembed")
-# param_rows(cfg, component, tied=) and flop_rows(cfg, component, T): one instance's rows
-ParamRows = Callable[..., list[Row]]
-FlopRows = Callable[[ModelConfig, str, int], list[Row]]
-# forward(weights, cfg, token_ids [T], dtype) -> logits [T, V]
-Forward = Callable[
-    [Mapping[str, "np.ndarray"], ModelConfig, "np.ndarray", "np.dtype | type"], "np.ndarray"
-]
+# the components a layer has one instance of, where a family has them
+LAYER_PARTS = ("ln1", "rope", "attention", "ln2", "mlp", "block")
 
 
 @dataclass(frozen=True)
 class Family:
     name: str  # "llama": the `family` of each of its sizes
     label: str  # "Llama": the name a page prints
-    sizes: Mapping[str, ModelConfig]  # by name, smallest first
-    weight_shapes: Callable[[ModelConfig], Shapes]  # each checkpoint tensor's name and shape
-    forward: Forward  # the numpy engine's logits
+    sizes: Mapping[str, ModelConfig]  # by name, smallest first: each a spec
+    words: Words  # what its accounting rows are called (generator/models/<family>/names.py)
     registry: tuple[Component, ...]  # its components in forward order (pages, accounting)
-    per_block: tuple[str, ...]  # the components each block (layer) has one instance of
-    param_rows: ParamRows  # its accounting (generator/models/<family>/accounting.py)
-    flop_rows: FlopRows
     map: MapLayout  # its architecture map's boxes and words (generator/models/<family>/map.py)
     # why a component without parameters of its own has none, by key (its page says it)
     no_params: Mapping[str, str] = field(default_factory=dict)
@@ -71,6 +65,35 @@ class Family:
     @property
     def by_key(self) -> dict[str, Component]:
         return {c.key: c for c in self.registry}
+
+    @property
+    def per_block(self) -> tuple[str, ...]:
+        """The components each block (layer) has one instance of."""
+        return tuple(key for key in self.components if key in LAYER_PARTS)
+
+    def weight_shapes(self, cfg: ModelConfig) -> Shapes:
+        """Each checkpoint tensor's name and shape."""
+        return weight_shapes(cfg, cfg.names)
+
+    def param_rows(self, cfg: ModelConfig, component: str, *, tied: bool) -> list[Row]:
+        """The learned tensors of one instance of `component`, one row each."""
+        return param_rows(cfg, cfg.names, self.words, component, tied=tied)
+
+    def flop_rows(self, cfg: ModelConfig, component: str, T: int) -> list[Row]:
+        """Forward FLOPs per token of one instance of `component` at sequence length T."""
+        return flop_rows(cfg, cfg.names, self.words, component, T)
+
+    def forward(
+        self,
+        weights: Mapping[str, np.ndarray],
+        cfg: ModelConfig,
+        token_ids: np.ndarray,
+        dtype: np.dtype | type,
+    ) -> np.ndarray:
+        """The logits [T, V] of the shared decoder (imported when first run: it needs numpy)."""
+        from generator.models.decoder import forward
+
+        return forward(dict(weights), cfg, token_ids, dtype).logits
 
     def check_weights(
         self, weights: Mapping[str, np.ndarray], cfg: ModelConfig, *, file: str | None = None

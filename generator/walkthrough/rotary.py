@@ -2,7 +2,7 @@
 
 GPT-2 has no such step, so its walkthrough keeps its seven; this one is the Llama family's. The
 toy is a one-layer Llama-family model with the walkthrough's five labelled tokens, run by the
-Llama engine (generator/models/llama/engine.py), whose trace holds q and k before and after the
+shared decoder (generator/models/decoder.py), whose trace holds q and k before and after the
 rotation. The angles are generator.models.ops.rope_angles, the rotation ops.apply_rotary: the
 ones every Llama-family forward pass uses. The Llama sizes beside each step come from
 generator/models/llama/sizes.py and the same ops.
@@ -18,10 +18,11 @@ import numpy as np
 
 from generator.engine import toy_token_ids
 from generator.models.config import ModelConfig
-from generator.models.llama.engine import forward
+from generator.models.decoder import forward
+from generator.models.llama.names import NAMES as LLAMA_NAMES
 from generator.models.llama.sizes import SIZES
-from generator.models.llama.weights import random_weights
 from generator.models.ops import rope_angles, rope_inv_freq
+from generator.models.weights import random_weights
 from generator.render.numbers import fmt_int
 from generator.walkthrough.data import rounded
 from generator.walkthrough.gpt2_scale import Figure
@@ -39,6 +40,7 @@ def toy_config() -> ModelConfig:
         name="toy-rope",
         label="toy",
         family="llama",
+        names=LLAMA_NAMES,
         n_layer=1,
         n_head=2,
         d_model=16,

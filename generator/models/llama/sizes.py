@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from generator.errors import InputError
 from generator.models.config import ModelConfig
+from generator.models.llama.names import NAMES
 
 Value = int | float | bool | None
 
@@ -128,6 +129,7 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
             positions="rope",
             bias=bool(f["attention_bias"]),
             tied_embeddings=bool(f["tie_word_embeddings"]),
+            names=NAMES,
             **fields,  # type: ignore[arg-type]
         )
     except InputError as error:  # ModelConfig's own check, told in this file's field names

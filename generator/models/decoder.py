@@ -1,0 +1,221 @@
+"""One decoder for every family, in numpy, read from the spec (ModelConfig) and its names.
+
+x = embed[ids] (+ positions[t] where positions are learned)
+for each layer i:  x = x + attention_i(norm(x));  x = x + mlp_i(norm(x))
+logits = norm(x) @ headᵀ       (head: the token embedding when tied, else lm_head)
+
+What each step is comes from the spec: LayerNorm or RMSNorm; q, k, v fused or apart, with the
+biases it names, rotated by RoPE or not, each layer with its window; a GELU or SwiGLU MLP. This is
+transformers' GPT2LMHeadModel, LlamaForCausalLM and MistralForCausalLM read as one pre-norm
+decoder (tests compare each in float64). GPT-2's pages trace its own engine (generator/engine/,
+whose attention the walkthrough quotes); a test holds it equal to this one.
+
+forward() reads nd new tokens after the ns_past positions of `past` (the KV cache, cache.py): with
+no past it is the whole sequence's forward pass. Shapes: d = d_model, h, h_kv heads, dh = d_head,
+V = vocab_size, nd new positions, ns = ns_past + nd positions seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from generator.models.cache import check_cache, empty_cache
+from generator.models.checkpoint import Weights, cast, check_token_ids, check_weights, sub_weights
+from generator.models.config import ModelConfig
+from generator.models.ops import (
+    apply_rotary,
+    causal_attention,
+    gelu,
+    layer_norm,
+    linear,
+    rms_norm,
+    rope_cos_sin,
+    swiglu,
+)
+from generator.models.tensors import weight_shapes
+
+
+@dataclass
+class AttentionTrace:
+    """What one layer's attention computed (forward with keep=True)."""
+
+    q: np.ndarray  # [h, nd, dh] queries (before rotation, with RoPE)
+    k: np.ndarray  # [h_kv, nd, dh] keys (before rotation)
+    q_rotated: np.ndarray  # [h, nd, dh] after RoPE (q itself without)
+    k_rotated: np.ndarray  # [h_kv, nd, dh] after RoPE: what the cache keeps
+    v: np.ndarray  # [h_kv, nd, dh]
+    scores: np.ndarray  # [h, nd, ns] scaled and masked (−∞ where a query may not look)
+    weights: np.ndarray  # [h, nd, ns] attention weights, rows sum to 1
+
+
+@dataclass
+class Trace:
+    """One forward pass: the logits, the new keys and values, and (keep=True) per-layer traces."""
+
+    token_ids: np.ndarray  # [nd]
+    positions: np.ndarray  # [nd]: ns_past … ns − 1
+    logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
+    present: np.ndarray  # [n_layer, 2, h_kv, nd, dh]: the new (rotated) keys and values
+    cos: np.ndarray | None  # [nd, dh] the rotation's cosines per position (None: no RoPE)
+    sin: np.ndarray | None  # [nd, dh]
+    attention: list[AttentionTrace] = field(default_factory=list)  # one per layer (keep=True)
+    residual: list[np.ndarray] = field(default_factory=list)  # [nd, d] entering each layer, + out
+
+
+def project(x: np.ndarray, w: Weights, name: str, cfg: ModelConfig) -> np.ndarray:
+    """x @ W + b for the projection `name`, in the checkpoint's layout ([out, in] is transposed)."""
+    weight = w[f"{name}.weight"]
+    return linear(x, weight.T if cfg.names.layout == "out_in" else weight, w.get(f"{name}.bias"))
+
+
+def norm(x: np.ndarray, w: Weights, name: str, cfg: ModelConfig) -> np.ndarray:
+    """The spec's norm of x [nd, d], with the gain (and LayerNorm's shift) stored under `name`."""
+    if cfg.norm == "layernorm":
+        out, _ = layer_norm(x, w[f"{name}.weight"], w[f"{name}.bias"], cfg.norm_eps, trace=False)
+        return out
+    out, _ = rms_norm(x, w[f"{name}.weight"], cfg.norm_eps)
+    return out
+
+
+def attention(
+    x: np.ndarray,
+    w: Weights,
+    cfg: ModelConfig,
+    layer: int,
+    cos: np.ndarray | None,
+    sin: np.ndarray | None,
+    past: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, AttentionTrace]:
+    """Attention of the new rows x [nd, d] over past [2, h_kv, ns_past, dh] and themselves.
+    w holds the layer's attention tensors without prefix ("q_proj.weight").
+
+    Returns the output [nd, d], this layer's present [2, h_kv, nd, dh] and the trace.
+    """
+    nd, _ = x.shape
+    names, h, h_kv, dh = cfg.names, cfg.n_head, cfg.n_kv_head, cfg.d_head
+    if names.qkv is not None:  # one GEMM for all three, then split: [nd, (h + 2·h_kv)·dh]
+        q, k, v = np.split(project(x, w, names.qkv, cfg), [h * dh, (h + h_kv) * dh], axis=-1)
+    else:
+        q, k, v = (project(x, w, getattr(names, role), cfg) for role in ("q", "k", "v"))
+    q = q.reshape(nd, h, dh).transpose(1, 0, 2)  # [h, nd, dh]
+    k = k.reshape(nd, h_kv, dh).transpose(1, 0, 2)  # [h_kv, nd, dh]
+    v = v.reshape(nd, h_kv, dh).transpose(1, 0, 2)  # [h_kv, nd, dh]
+    q_rotated, k_rotated = q, k
+    if cos is not None and sin is not None:  # each pair turned by its position's angle
+        q_rotated, k_rotated = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+    present = np.stack([k_rotated, v])  # [2, h_kv, nd, dh]: the cache keeps rotated keys
+    keys = np.concatenate([past[0], k_rotated], axis=1)  # [h_kv, ns, dh], cached ones first
+    values = np.concatenate([past[1], v], axis=1)  # [h_kv, ns, dh]
+    heads, scores, weights = causal_attention(q_rotated, keys, values, cfg.window(layer))
+    merged = heads.transpose(1, 0, 2).reshape(nd, h * dh)  # [nd, h·dh]
+    out = project(merged, w, names.o, cfg)  # [nd, d]
+    return out, present, AttentionTrace(q, k, q_rotated, k_rotated, v, scores, weights)
+
+
+def mlp(x: np.ndarray, w: Weights, cfg: ModelConfig) -> np.ndarray:
+    """GELU: down(gelu(up(x))); SwiGLU: down(silu(gate(x)) · up(x)). x [nd, d] -> [nd, d]."""
+    names = cfg.names
+    if cfg.mlp == "gelu":
+        hidden = gelu(project(x, w, names.up, cfg))  # [nd, d_mlp]
+    else:
+        assert names.gate is not None
+        gate = project(x, w, names.gate, cfg)  # [nd, d_mlp]
+        hidden = swiglu(gate, project(x, w, names.up, cfg))  # [nd, d_mlp]
+    return project(hidden, w, names.down, cfg)  # [nd, d]
+
+
+def forward(
+    weights: Weights,
+    cfg: ModelConfig,
+    token_ids: np.ndarray,
+    dtype: np.dtype | type = np.float64,
+    *,
+    past: np.ndarray | None = None,
+    keep: bool = False,
+) -> Trace:
+    """Run token_ids [nd] through the model in `dtype` (float64 or float32).
+
+    past: the cache [n_layer, 2, h_kv, ns_past, dh] of the positions before them (None: none).
+    keep: also return each layer's attention trace and the residual stream.
+    """
+    token_ids = np.asarray(token_ids, dtype=np.int64)
+    check_token_ids(cfg, token_ids)
+    check_weights(weights, cfg, weight_shapes(cfg, cfg.names))  # never a missing tensor read as 0
+    past = empty_cache(cfg, dtype) if past is None else np.asarray(past, dtype=dtype)
+    check_cache(cfg, past, token_ids.shape[0])
+    w, names = cast(weights, dtype), cfg.names
+    positions = past.shape[3] + np.arange(token_ids.shape[0])  # [nd]: after the cached ones
+    cos = sin = None
+    if cfg.positions == "rope":
+        cos, sin = rope_cos_sin(positions, cfg.d_head, cfg.rope_theta, dtype)  # [nd, dh] each
+
+    x = w[names.embed][token_ids]  # [nd, d]
+    if names.positions is not None:  # learned positions: a row of the table per position
+        x = x + w[names.positions][positions]  # [nd, d]
+    presents, traces, residual = [], [], []
+    for i in range(cfg.n_layer):
+        layer = sub_weights(w, names.layer.format(i=i))
+        if keep:
+            residual.append(x)
+        normed = norm(x, layer, names.norm1, cfg)
+        a, present, trace = attention(
+            normed, sub_weights(layer, f"{names.attention}."), cfg, i, cos, sin, past[i]
+        )
+        x = x + a  # [nd, d]
+        normed = norm(x, layer, names.norm2, cfg)
+        x = x + mlp(normed, sub_weights(layer, f"{names.mlp}."), cfg)  # [nd, d]
+        presents.append(present)
+        if keep:
+            traces.append(trace)
+    if keep:
+        residual.append(x)
+    normed = norm(x, w, names.final_norm, cfg)
+    head = w[names.embed if cfg.tied_embeddings else names.lm_head]  # [V, d]
+    logits = normed @ head.T  # [nd, d] @ [d, V] -> [nd, V]
+    return Trace(
+        token_ids=token_ids,
+        positions=positions,
+        logits=logits,
+        present=np.stack(presents),  # [n_layer, 2, h_kv, nd, dh]
+        cos=cos,
+        sin=sin,
+        attention=traces,
+        residual=residual,
+    )
+
+
+@dataclass
+class Step:
+    """One decoding step: the new tokens' logits, what they added to the cache, and the cache."""
+
+    token_ids: np.ndarray  # [nd] the tokens this step read
+    positions: np.ndarray  # [nd] their positions: ns_past … ns − 1
+    logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
+    present: np.ndarray  # [n_layer, 2, n_kv_head, nd, d_head]: the new keys and values
+    cache: np.ndarray  # [n_layer, 2, n_kv_head, ns, d_head]: the cache the next step reads
+
+
+def decode_step(
+    weights: Weights,
+    cfg: ModelConfig,
+    token_ids: np.ndarray,
+    cache: np.ndarray | None = None,
+    dtype: np.dtype | type = np.float64,
+) -> Step:
+    """Run the nd new tokens token_ids [nd] through the model, reading and growing the cache.
+
+    With no cache this is the prompt's forward pass (the "prefill"); after it, one token per
+    step is enough, since every earlier position's keys and values are cached. The cache keeps
+    n_kv_head heads, not n_head: grouped-query attention's saving is there.
+    """
+    cache = empty_cache(cfg, dtype) if cache is None else np.asarray(cache, dtype=dtype)
+    trace = forward(weights, cfg, token_ids, dtype, past=cache)
+    return Step(
+        token_ids=trace.token_ids,
+        positions=trace.positions,
+        logits=trace.logits,
+        present=trace.present,
+        cache=np.concatenate([cache, trace.present], axis=3),
+    )
