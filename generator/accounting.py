@@ -12,6 +12,7 @@ from __future__ import annotations
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
+from generator.models.counts import layer_groups, seen_keys
 from generator.models.rows import Row, prefixed, total, with_bias
 from generator.render.numbers import fmt_int  # only in labels ("Values for 1,024 tokens")
 
@@ -24,10 +25,13 @@ FLOP_CONVENTION: str = (
     "each layer (GPT-2's fused QKV, attention output and two MLP matrices; Llama's q, k, v, o "
     "and three MLP matrices), the attention scores QKᵀ and the weighted sum A·V, and the "
     "unembedding. Scores and weighted sum are counted over the full T×T grid, masked cells "
-    "included: no causal saving, and none for a sliding window either. That is what "
-    "torch.utils.flop_counter.FlopCounterMode reports for eager attention, which the tests "
-    "check for every size of both families. Lookups, bias and residual additions, norms, "
-    "activations, the rotary position embedding and softmax are elementwise and are not counted."
+    "included: no causal saving. That is what torch.utils.flop_counter.FlopCounterMode reports "
+    "for eager attention, which the tests check for every size of every family. A layer with a "
+    "sliding window of W is counted as a windowed kernel computes it: each query against the "
+    "min(T, W) keys it may see, not the masked rest of the grid (the tests count a cached "
+    "decoding step, whose cache holds only those keys). Lookups, bias and residual additions, "
+    "norms, activations, the rotary position embedding and softmax are elementwise and are not "
+    "counted."
 )
 
 KAPLAN_NOTE: str = (
@@ -101,22 +105,33 @@ def params_total(cfg: ModelConfig, component: str, *, tied: bool | None = None) 
 # --- FLOPs ------------------------------------------------------------------------------------
 
 
-def flop_rows(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> list[Row]:
-    """Forward FLOPs per token of one instance of `component` (matmuls only, FLOP_CONVENTION).
+def flop_rows(
+    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int = 0
+) -> list[Row]:
+    """Forward FLOPs per token of one instance of `component` (matmuls only, FLOP_CONVENTION),
+    the one in layer `layer` for the parts of a layer (only attention depends on it: its window).
 
     n_ctx is the sequence length T (default: the model's context); only attention depends on it.
     """
     _check(cfg, component)
-    return get_family(cfg.family).flop_rows(cfg, component, _context(cfg, n_ctx))
+    return get_family(cfg.family).flop_rows(cfg, component, _context(cfg, n_ctx), layer)
 
 
-def flops_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
-    """Forward FLOPs per token of one instance (× instances() for the whole model's share)."""
-    return total(flop_rows(cfg, component, n_ctx))
+def flops_per_token(
+    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int = 0
+) -> int:
+    """Forward FLOPs per token of one instance (flops_total_per_token: the whole model's share)."""
+    return total(flop_rows(cfg, component, n_ctx, layer))
 
 
 def flops_total_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
-    return flops_per_token(cfg, component, n_ctx) * instances(cfg, component)
+    """Forward FLOPs per token of every instance of `component`, each layer with its window."""
+    if instances(cfg, component) == 1:
+        return flops_per_token(cfg, component, n_ctx)
+    return sum(
+        flops_per_token(cfg, component, n_ctx, layers[0]) * len(layers)
+        for _, layers in layer_groups(cfg)
+    )
 
 
 # --- summary ----------------------------------------------------------------------------------
@@ -146,10 +161,14 @@ def block_weights(cfg: ModelConfig) -> int:
 
 
 def attention_grid_flops(cfg: ModelConfig, n_ctx: int | None = None) -> int:
-    """FLOPs per token of QKᵀ and A·V over the full T × T grid, every block: 4·n_layer·T·d_attn."""
+    """FLOPs per token of QKᵀ and A·V, every block, over the keys each query sees: 4·n_layer·T·d_attn
+    without windows (the full T × T grid)."""
     T = _context(cfg, n_ctx)
-    grid = [r for r in flop_rows(cfg, "attention", T) if r.key in ATTENTION_GRID]
-    return cfg.n_layer * total(grid)
+    return sum(
+        total([r for r in flop_rows(cfg, "attention", T, layers[0]) if r.key in ATTENTION_GRID])
+        * len(layers)
+        for _, layers in layer_groups(cfg)
+    )
 
 
 def embedding_params(cfg: ModelConfig) -> int:
@@ -188,26 +207,36 @@ def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
     """The forward FLOPs per token at T, split into the convention's three terms, and the counts
     they are often confused with: 2N, 6N and a causal kernel's. Separate quantities, not a sum.
 
-    forward = 2N + 4·n_layer·T·d_attn + 2·d_model·V exactly (N: the layers' matrix weights).
-    A causal kernel computes only the cells a query sees: t keys for the query at position t
-    (min(t, W) with a sliding window of W), about half the grid over a whole sequence.
+    forward = 2N + 4·n_layer·T·d_attn + 2·d_model·V exactly (N: the layers' matrix weights);
+    a layer with a window of W counts min(T, W) keys in place of T. A causal kernel computes only
+    the cells a query sees: t keys for the query at position t (min(t, W) with a window), about
+    half the grid over a whole sequence.
     """
     T = _context(cfg, n_ctx)
     forward, n = flops_per_token(cfg, "model", T), block_weights(cfg)
-    window = cfg.sliding_window or T
-    seen = sum(min(t, window) for t in range(1, T + 1))  # the cells a causal kernel computes
-    per_cell = 4 * cfg.n_layer * cfg.d_attn  # QKᵀ and A·V, every layer, one (query, key) pair
+    per_cell = 4 * cfg.d_attn  # QKᵀ and A·V in one layer, one (query, key) pair
+    groups = layer_groups(cfg)
+    causal_terms = tuple(  # the cells a causal kernel computes, each kind of layer
+        (per_cell * len(layers), sum(seen_keys(cfg, layers[0], t) for t in range(1, T + 1)))
+        for _, layers in groups
+    )
+    grid_terms = tuple(
+        (per_cell * len(layers), seen_keys(cfg, layers[0], T)) for _, layers in groups
+    )
+    every = "the full T × T grid" if cfg.sliding_window is None else "the keys each query sees"
     return [
         Row("forward", f"Forward FLOPs per token at T = {fmt_int(T)}, exact", ((forward,),)),
         Row("2n", "… 2N: the layers' matrices (N = their weights)", ((2, n),)),
-        Row("grid", "… QKᵀ and A·V over the full T × T grid", ((per_cell, T),)),
+        Row("grid", f"… QKᵀ and A·V over {every}", grid_terms),
         Row("unembedding", "… the unembedding", ((2, cfg.d_model, cfg.vocab_size),)),
         Row("6n", "6N: the usual training estimate per token", ((6, n),)),
         Row("train", "Training per token, exact: 3 × forward", ((3, forward),)),
         Row(
-            "grid_sequence", "The full grid over a whole sequence of T tokens", ((per_cell, T, T),)
+            "grid_sequence",
+            "The full grid over a whole sequence of T tokens",
+            ((per_cell * cfg.n_layer, T, T),),
         ),
-        Row("causal_sequence", "… only the cells a causal kernel computes", ((per_cell, seen),)),
+        Row("causal_sequence", "… only the cells a causal kernel computes", causal_terms),
     ]
 
 
@@ -224,12 +253,20 @@ DECODE_NOTE: str = (
 )
 
 
+def cached_positions(cfg: ModelConfig, layer: int, T: int) -> int:
+    """How many positions layer `layer` keeps after reading T tokens: all T, or with a window of
+    W the last W − 1 (the next query sees those and itself; transformers keeps as many)."""
+    window = cfg.window(layer)
+    return T if window is None else min(T, window - 1)
+
+
 def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
-    """What the KV cache holds: per token (values, then bytes), then for n_ctx tokens.
+    """What the KV cache holds: per token (values, then bytes), then after n_ctx tokens.
 
     Each block keeps one key and one value vector per position, each n_kv_head × d_head wide
     (all key/value heads side by side: d_model in GPT-2, narrower with grouped-query attention),
-    so a token costs 2 · n_layer · n_kv_head · d_head values. The rows are separate quantities,
+    so a token costs 2 · n_layer · n_kv_head · d_head values, until a layer's window is full: it
+    then keeps its last W − 1 positions and grows no more. The rows are separate quantities,
     not parts of a sum.
     """
     T = _context(cfg, n_ctx)
@@ -239,12 +276,19 @@ def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
         Row(f"bytes.{dtype}", f"Bytes per token in {dtype}", ((*per_token, size),))
         for dtype, size in KV_DTYPES.items()
     ]
-    rows.append(Row("context.values", f"Values for {fmt_int(T)} tokens", ((*per_token, T),)))
+    held = tuple(
+        (2, len(layers), cfg.d_kv, cached_positions(cfg, layers[0], T))
+        for _, layers in layer_groups(cfg)
+    )
+    label = f"Values for {fmt_int(T)} tokens"
+    if cfg.sliding_window is not None:
+        label += f" (a window keeps the last {fmt_int(cfg.sliding_window - 1)})"
+    rows.append(Row("context.values", label, held))
     rows += [
         Row(
             f"context.{dtype}",
             f"Bytes for {fmt_int(T)} tokens in {dtype}",
-            ((*per_token, T, size),),
+            tuple((*term, size) for term in held),
         )
         for dtype, size in KV_DTYPES.items()
     ]
@@ -257,35 +301,57 @@ def kv_values_per_token(cfg: ModelConfig) -> int:
 
 
 def decode_flop_rows(cfg: ModelConfig, t: int, *, cached: bool) -> list[Row]:
-    """FLOPs of the decoding step that reads token number t (DECODE_NOTE), with or without cache."""
+    """FLOPs of the decoding step that reads token number t (DECODE_NOTE), with or without cache.
+
+    A layer with a window of W compares the new query with min(t, W) keys (its cache holds no
+    more); recomputing, each of the t positions does the same.
+    """
     t = _context(cfg, t)
-    block = flops_per_token(cfg, "block", t)
     logits = Row("lm_head", "Logits of the last position only", ((2, cfg.d_model, cfg.vocab_size),))
+    groups = layer_groups(cfg)
+    blocks = tuple(
+        (flops_per_token(cfg, "block", t, layers[0]), len(layers)) for _, layers in groups
+    )
+    keys = "t keys" if cfg.sliding_window is None else "the keys its window keeps"
     if cached:
-        return [
-            Row("h", "Blocks: one new position against t keys", ((block, cfg.n_layer),)),
-            logits,
-        ]
-    return [Row("h", "Blocks: all t positions again", ((block, cfg.n_layer, t),)), logits]
+        return [Row("h", f"Blocks: one new position against {keys}", blocks), logits]
+    again = tuple((*term, t) for term in blocks)
+    return [Row("h", "Blocks: all t positions again", again), logits]
 
 
 def decode_flops(cfg: ModelConfig, t: int, *, cached: bool) -> int:
     return sum(row.value for row in decode_flop_rows(cfg, t, cached=cached))
 
 
-def cache_crossover(cfg: ModelConfig) -> int:
-    """The first t at which reading the cache (scores and weighted sum against t keys, all blocks)
-    costs more FLOPs than everything else the step does (projections, MLP, logits).
+def cache_crossover(cfg: ModelConfig) -> int | None:
+    """The first t at which reading the cache (scores and weighted sum against the cached keys,
+    all blocks) costs more FLOPs than everything else the step does (projections, MLP, logits);
+    None when it never does (every layer's window caps the keys read below that).
 
-    The cached step costs a + b·t; this is the smallest t with b·t > a, which may lie past n_ctx.
+    The cached step costs a + b·t without windows; this is the smallest t with b·t > a, which
+    may lie past n_ctx. A layer with a window of W stops adding to b past t = W.
     """
-    per_position = cache_crossover_slope(cfg)  # b
-    fixed = decode_flops(cfg, 1, cached=True) - per_position  # a
-    return fixed // per_position + 1
+    fixed = decode_flops(cfg, 1, cached=True) - cache_crossover_slope(cfg)  # a
+
+    def reading(t: int) -> int:  # the cached keys' share of the step at t, all blocks
+        return sum(
+            4 * cfg.d_attn * len(layers) * seen_keys(cfg, layers[0], t)
+            for _, layers in layer_groups(cfg)
+        )
+
+    every_layer_windowed = all(w is not None for w in cfg.windows)
+    if every_layer_windowed and reading(max(w or 0 for w in cfg.windows)) <= fixed:
+        return None
+    low, high = 1, fixed + 2  # reading(t) >= 4·d_attn·t > fixed at t = fixed + 1
+    while low < high:  # the smallest t with reading(t) > fixed
+        middle = (low + high) // 2
+        low, high = (middle + 1, high) if reading(middle) <= fixed else (low, middle)
+    return low
 
 
 def cache_crossover_slope(cfg: ModelConfig) -> int:
-    """FLOPs each cached position adds to a decoding step: scores and weighted sum, all blocks."""
+    """FLOPs each cached position adds to a decoding step while no window is full: scores and
+    weighted sum, all blocks."""
     grid = sum(r.value for r in flop_rows(cfg, "attention", 1) if r.key in ATTENTION_GRID)
     return grid * cfg.n_layer  # the grid rows are linear in t
 

@@ -133,8 +133,15 @@ def overview(cfg: ModelConfig, n_ctx: int) -> Table:
 
 
 def labels(cfg: ModelConfig) -> dict[str, str]:
-    """Each component's title in cfg's family."""
-    return {c.key: c.title for c in get_family(cfg.family).registry}
+    """Each component's title in cfg's family; the norm before attention, whose page also
+    covers the other norms (and is titled by all of them), is named alone: its row counts one
+    norm per layer, not all three."""
+    registry = get_family(cfg.family).registry
+    shared = [c for c in registry if c.key == "ln1" and sum(o.page == c.page for o in registry) > 1]
+    found = {c.key: c.title for c in registry}
+    for c in shared:
+        found[c.key] = f"{c.title.split(' (')[0]} before attention ({c.name})"
+    return found
 
 
 def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
@@ -193,12 +200,13 @@ def generation(cfg: ModelConfig, n_ctx: int) -> Table:
         rows.append(
             [f"FLOPs, {kind}", "Step total", "", acc.decode_flops(cfg, n_ctx, cached=cached)]
         )
+    crossover = acc.cache_crossover(cfg)
     rows.append(
         [
             "crossover",
             "First t where reading the cache costs more than the rest",
             "",
-            acc.cache_crossover(cfg),
+            "never: the windows cap the keys read" if crossover is None else crossover,
         ]
     )
     rows.append(

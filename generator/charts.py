@@ -284,6 +284,7 @@ def draw_decode_flops(cfg: ModelConfig, layout: Layout = WIDE):
     fixed = accounting.decode_flops(wide, 1, cached=True) - accounting.cache_crossover_slope(wide)
     growing = [c - fixed for c in cached]
     crossover = accounting.cache_crossover(cfg)
+    assert crossover is not None, "GPT-2's sizes have no window: the cache's cost always grows"
     fig, ax = plt.subplots(figsize=(layout.width, layout.line_height), layout="constrained")
     ax.plot(positions, recompute, "-o", markersize=4, label="no cache: run all t tokens again")
     ax.plot(positions, cached, "-s", markersize=4, label="with the KV cache: one token")

@@ -5,6 +5,7 @@ the meta device: shapes only, no memory for the 7B weights."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -19,6 +20,7 @@ pytest.importorskip("transformers")
 pytestmark = pytest.mark.slow
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+from transformers import DynamicCache  # noqa: E402
 
 from tests.llama_helpers import ARCHS, arch_of, hf_config  # noqa: E402
 
@@ -136,8 +138,10 @@ def count_flops(name: str, T: int) -> dict[str, int]:
 
 @pytest.mark.parametrize("name", list(SIZES))
 def test_flops_per_module_equal_the_flop_counter_at_the_models_context(name: str) -> None:
-    cfg = SIZES[name]
-    T = cfg.n_ctx  # Mistral: 131,072 positions, counted over the full grid like the rows
+    """Eager attention computes every cell of the T × T grid, masked or not: a size with a window
+    is compared as its spec without the window (the window's own count is the next test's)."""
+    cfg = dataclasses.replace(SIZES[name], sliding_window=None)
+    T = cfg.n_ctx  # Mistral: 131,072 positions, over the full grid as eager computes it
     counts = count_flops(name, T)
     root = type(meta_model(name)).__name__
     at = lambda module: counts.get(f"{root}.{module}" if module else root, 0)  # noqa: E731
@@ -162,8 +166,36 @@ def test_flops_per_module_equal_the_flop_counter_at_the_models_context(name: str
     )
 
 
+@pytest.mark.parametrize("name", list(SIZES))
+def test_a_decoding_step_equals_the_flop_counter_and_the_cache_its_count(name: str) -> None:
+    """transformers' cached decoding step at token t = n_ctx (and, with a window, just past it):
+    FlopCounterMode's count is the site's decode_flops, where a layer with a window compares the
+    new query with the W keys its cache holds; and the cache holds what kv_cache_rows says (a
+    window's layers the last W − 1 positions). On the meta device: shapes only."""
+    cfg = SIZES[name]
+    model = meta_model(name)
+    window = cfg.sliding_window
+    for t in sorted({cfg.n_ctx, *((window + 3,) if window and window + 3 <= cfg.n_ctx else ())}):
+        with torch.device("meta"):
+            cache = DynamicCache(config=model.config)
+            prefix = torch.zeros((1, t - 1), dtype=torch.long)
+            mask = torch.zeros((1, 1, t - 1, t - 1))
+        with torch.no_grad():
+            cache = model(prefix, attention_mask=mask, cache=cache, use_cache=True).cache
+        held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+        rows = {r.key: r.value for r in acc.kv_cache_rows(cfg, t - 1)}
+        assert held == rows["context.values"], t
+        keys = cache.layers[0].keys.shape[2] + 1  # what the new query is compared with
+        with torch.device("meta"):
+            step = torch.zeros((1, 1), dtype=torch.long)
+            mask = torch.zeros((1, 1, 1, keys))
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(step, attention_mask=mask, cache=cache, use_cache=True)
+        assert counter.get_total_flops() == acc.decode_flops(cfg, t, cached=True), t
+
+
 @pytest.mark.parametrize("name", ["gqa", "mqa-window"])
-@pytest.mark.parametrize("T", [1, 5, 33])
+@pytest.mark.parametrize("T", [1, 5, 16])
 def test_flops_at_shorter_contexts(name: str, T: int) -> None:
     cfg = SIZES[name]
     counts = count_flops(name, min(T, cfg.n_ctx))

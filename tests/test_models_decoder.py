@@ -58,7 +58,8 @@ def test_gpt2_cached_decoding_equals_the_whole_sequence() -> None:
     first = decode_step(weights, cfg, ids[:5])
     second = decode_step(weights, cfg, ids[5:], first.cache)
     np.testing.assert_allclose(np.concatenate([first.logits, second.logits]), whole, atol=ATOL)
-    assert second.cache.shape == (cfg.n_layer, 2, cfg.n_head, 8, cfg.d_head)
+    assert second.cache.seen == 8
+    assert [layer.shape for layer in second.cache.layers] == [(2, cfg.n_head, 8, cfg.d_head)] * 2
 
 
 # -- a family that is data only ------------------------------------------------------------------

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow  # runs torch / transformers
 
 from transformers import DynamicCache  # noqa: E402
 
+from generator import accounting  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.cache import bytes_per_token  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
@@ -175,16 +176,10 @@ def test_cached_decoding_equals_transformers_cache_and_the_full_forward(name: st
     ours = []
     for chunk in chunks:
         step = decode_step(weights, cfg, chunk, cache)
-        np.testing.assert_array_equal(step.positions, np.arange(step.cache.shape[3])[-len(chunk) :])
+        np.testing.assert_array_equal(step.positions, np.arange(step.cache.seen)[-len(chunk) :])
         cache = step.cache
         ours.append(step.logits)
-    assert cache is not None and cache.shape == (
-        cfg.n_layer,
-        2,
-        cfg.n_kv_head,
-        bounds[-1],
-        cfg.d_head,
-    )
+    assert cache is not None and cache.seen == bounds[-1]
 
     full = forward(weights, cfg, ids[: bounds[-1]]).logits
     for i, (mine, their) in enumerate(zip(ours, theirs, strict=True)):
@@ -193,15 +188,16 @@ def test_cached_decoding_equals_transformers_cache_and_the_full_forward(name: st
     MEASURED[f"{name} cached decoding"] = max(
         float(np.abs(m - t).max()) for m, t in zip(ours, theirs, strict=True)
     )
-    # transformers' cache holds the same rotated keys and values (the window's layers keep only
-    # their last positions, so compare those).
+    # transformers' cache holds the same rotated keys and values, and as many: a window's layers
+    # keep only their last W − 1 positions, in both; the site's count is what they hold.
     for layer in range(cfg.n_layer):
         keys = hf_cache.layers[layer].keys[0].numpy()  # [h_kv, kept, dh]
         values = hf_cache.layers[layer].values[0].numpy()
-        assert keys.shape[0] == cfg.n_kv_head
-        kept = keys.shape[1]
-        np.testing.assert_allclose(cache[layer, 0, :, -kept:], keys, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(cache[layer, 1, :, -kept:], values, rtol=0, atol=1e-13)
+        assert cache.layers[layer].shape == (2, *keys.shape)
+        np.testing.assert_allclose(cache.layers[layer][0], keys, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(cache.layers[layer][1], values, rtol=0, atol=1e-13)
+    held = {r.key: r.value for r in accounting.kv_cache_rows(cfg, bounds[-1])}
+    assert held["context.values"] == cache.values
 
 
 def test_cache_bytes_per_token_follow_n_kv_head() -> None:

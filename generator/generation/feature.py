@@ -217,6 +217,7 @@ def cache_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.CacheCost:
     with_cache = acc.decode_flops(cfg, t, cached=True)
     without = acc.decode_flops(cfg, t, cached=False)
     crossover = acc.cache_crossover(cfg)
+    assert crossover is not None, "GPT-2's sizes have no window: the cache's cost always grows"
     steps = acc.decode_flop_rows(cfg, t, cached=True)
     steps += acc.decode_flop_rows(cfg, t, cached=False)[:1]
     return blocks.CacheCost(

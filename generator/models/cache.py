@@ -1,12 +1,17 @@
-"""The KV cache both families' decoders keep: one array, the keys and values of every position.
+"""The KV cache: what a decoder keeps between steps, per layer, and GPT-2's one-array layout.
 
-    cache: [n_layer, 2, n_kv_head, positions, d_head]   [k, v] per layer (gpt-2's `past`)
+    KVCache.layers[i]: [2, n_kv_head, kept, d_head]   layer i's rotated keys and values
 
-A step appends its new positions along axis 3. GPT-2 has n_kv_head = n_head; grouped-query
-attention keeps n_kv_head < n_head heads, so its cache is n_head / n_kv_head times smaller.
+A step appends its new positions to every layer; a layer with a sliding window of W then keeps
+only its last W − 1 positions (the next query sees those and itself), as transformers'
+DynamicSlidingWindowLayer does, so its cache stops growing: a rolling buffer. `seen` counts every
+position read. GPT-2's engine keeps one array, [n_layer, 2, n_head, positions, d_head] (gpt-2's
+`past`), with empty_cache and check_cache below.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,18 +19,84 @@ from generator.errors import InputError
 from generator.models.config import ModelConfig
 
 
+@dataclass
+class KVCache:
+    """Per layer, the keys and values of the positions a later query may still see."""
+
+    layers: list[np.ndarray]  # [2, n_kv_head, kept, d_head] each; kept <= seen
+    seen: int = 0  # positions read so far
+
+    @classmethod
+    def empty(cls, cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> KVCache:
+        return cls([np.zeros((2, cfg.n_kv_head, 0, cfg.d_head), dtype) for _ in range(cfg.n_layer)])
+
+    def kept(self, layer: int) -> int:
+        """How many positions layer `layer` holds."""
+        return self.layers[layer].shape[-2]
+
+    @property
+    def values(self) -> int:
+        """Every number the cache holds (keys and values, all layers)."""
+        return sum(layer.size for layer in self.layers)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(layer.nbytes for layer in self.layers)
+
+    def check(self, cfg: ModelConfig, nd: int) -> None:
+        """The cache has cfg's layout, and its positions plus nd new ones fit the context."""
+        for i, layer in enumerate(self.layers):
+            want = (2, cfg.n_kv_head, layer.shape[2] if layer.ndim == 4 else 0, cfg.d_head)
+            window = cfg.window(i)
+            longest = self.seen if window is None else min(self.seen, window - 1)
+            if layer.shape != want or layer.shape[2] != longest:
+                raise InputError(
+                    f"layer {i} of the cache is {list(layer.shape)}; {cfg.name} keeps "
+                    f"[2, n_kv_head, kept, d_head] = [2, {cfg.n_kv_head}, {longest}, {cfg.d_head}]"
+                    f" after {self.seen} positions",
+                    entry="cache",
+                    fix="pass the cache a previous decode_step returned (or None to start)",
+                )
+        if len(self.layers) != cfg.n_layer:
+            raise InputError(
+                f"the cache has {len(self.layers)} layers, {cfg.name} {cfg.n_layer}",
+                entry="cache",
+                fix="pass the cache a previous decode_step returned (or None to start)",
+            )
+        check_context(cfg, self.seen, nd)
+
+
+def keep_window(cfg: ModelConfig, layer: int, grown: np.ndarray) -> np.ndarray:
+    """What layer `layer` keeps of its grown cache [..., positions, d]: all of it, or with a
+    window of W the last W − 1 positions."""
+    window = cfg.window(layer)
+    if window is None or grown.shape[-2] < window:
+        return grown
+    return grown[..., grown.shape[-2] - (window - 1) :, :]
+
+
+def check_context(cfg: ModelConfig, seen: int, nd: int) -> None:
+    if seen + nd > cfg.n_ctx:
+        raise InputError(
+            f"{seen} cached + {nd} new positions exceed {cfg.name}'s context of {cfg.n_ctx}",
+            entry="token_ids",
+            fix=f"keep cached + new tokens within {cfg.n_ctx} (start again from a shorter prefix)",
+        )
+
+
 def empty_cache(cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> np.ndarray:
-    """A cache holding no positions yet: [n_layer, 2, n_kv_head, 0, d_head]."""
+    """GPT-2's cache holding no positions yet: [n_layer, 2, n_kv_head, 0, d_head]."""
     return np.zeros((cfg.n_layer, 2, cfg.n_kv_head, 0, cfg.d_head), dtype=dtype)
 
 
 def bytes_per_token(cfg: ModelConfig, dtype: np.dtype | type = np.float32) -> int:
-    """What one more position adds to the cache: a key and a value per layer and kv head."""
+    """What one more position adds to the cache (before any window is full): a key and a value
+    per layer and kv head."""
     return cfg.n_layer * 2 * cfg.n_kv_head * cfg.d_head * np.dtype(dtype).itemsize
 
 
 def check_cache(cfg: ModelConfig, cache: np.ndarray, nd: int) -> None:
-    """The cache has this size's layout, and its positions plus nd new ones fit the context."""
+    """GPT-2's cache has this size's layout, and its positions plus nd new ones fit the context."""
     want = (cfg.n_layer, 2, cfg.n_kv_head, cache.shape[3] if cache.ndim == 5 else 0, cfg.d_head)
     if cache.shape != want:
         raise InputError(
@@ -35,10 +106,4 @@ def check_cache(cfg: ModelConfig, cache: np.ndarray, nd: int) -> None:
             entry="cache",
             fix="pass the cache a previous decode_step returned (or None to start)",
         )
-    if cache.shape[3] + nd > cfg.n_ctx:
-        raise InputError(
-            f"{cache.shape[3]} cached + {nd} new positions exceed {cfg.name}'s context of "
-            f"{cfg.n_ctx}",
-            entry="token_ids",
-            fix=f"keep cached + new tokens within {cfg.n_ctx} (start again from a shorter prefix)",
-        )
+    check_context(cfg, cache.shape[3], nd)

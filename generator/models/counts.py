@@ -132,10 +132,27 @@ def param_rows(
     return []  # no tensors of its own: a sum, a lookup of positions, rotations
 
 
+def seen_keys(cfg: ModelConfig, layer: int, T: int) -> int:
+    """The keys a query of layer `layer` is compared with, at sequence length T: T, or the window
+    W when the layer has one (a kernel computes those; the masked rest is never needed)."""
+    window = cfg.window(layer)
+    return T if window is None else min(T, window)
+
+
+def layer_groups(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
+    """The model's layers grouped by what their rows depend on (their window): (kind, layers),
+    in order of each kind's first layer. One group when every layer is alike."""
+    groups: dict[str, list[int]] = {}
+    for i in range(cfg.n_layer):
+        groups.setdefault(cfg.layer_type(i), []).append(i)
+    return [(kind, tuple(layers)) for kind, layers in groups.items()]
+
+
 def flop_rows(
-    cfg: ModelConfig, names: TensorNames, words: Words, component: str, T: int
+    cfg: ModelConfig, names: TensorNames, words: Words, component: str, T: int, layer: int = 0
 ) -> list[Row]:
-    """Forward FLOPs per token of one instance of `component` at sequence length T."""
+    """Forward FLOPs per token of one instance of `component` (in layer `layer`, for the parts of
+    a layer) at sequence length T."""
     d, h, dh, V = cfg.d_model, cfg.n_head, cfg.d_head, cfg.vocab_size
     if component == "attention":
         parts = _attention_parts(cfg, names)
@@ -143,9 +160,10 @@ def flop_rows(
             Row(module, words.flops[role], ((2, n_in, n_out),))
             for role, module, n_in, n_out, _ in parts
         ]
+        keys = seen_keys(cfg, layer, T)
         grid = [
-            Row("scores", words.flops["scores"], ((2, h, T, dh),)),
-            Row("weighted_sum", words.flops["weighted_sum"], ((2, h, T, dh),)),
+            Row("scores", words.flops["scores"], ((2, h, keys, dh),)),
+            Row("weighted_sum", words.flops["weighted_sum"], ((2, h, keys, dh),)),
         ]
         return [*rows[:-1], *grid, rows[-1]]
     if component == "mlp":
@@ -154,15 +172,27 @@ def flop_rows(
             for role, module, n_in, n_out, _ in _mlp_parts(cfg, names)
         ]
     if component == "block":
-        attn = flop_rows(cfg, names, words, "attention", T)
-        mlp = flop_rows(cfg, names, words, "mlp", T)
+        attn = flop_rows(cfg, names, words, "attention", T, layer)
+        mlp = flop_rows(cfg, names, words, "mlp", T, layer)
         return prefixed(names.attention, attn, label=False) + prefixed(names.mlp, mlp, label=False)
     if component == "unembed":
         return [Row("logits", words.logits, ((2, d, V),))]
     if component == "model":
-        block = total(flop_rows(cfg, names, words, "block", T))
-        return [
-            Row(words.layers[0], words.layers[1], ((block, cfg.n_layer),)),
-            Row("logits", words.unembedding, ((2, d, V),)),
-        ]
+        return [*layer_rows(cfg, names, words, T), Row("logits", words.unembedding, ((2, d, V),))]
     return []  # lookups and elementwise work only
+
+
+def layer_rows(cfg: ModelConfig, names: TensorNames, words: Words, T: int) -> list[Row]:
+    """Every layer's FLOPs per token: one row, or one per kind of layer (full, sliding)."""
+    key, label = words.layers
+    groups = layer_groups(cfg)
+    rows = []
+    for kind, layers in groups:
+        block = total(flop_rows(cfg, names, words, "block", T, layers[0]))
+        if len(groups) == 1:
+            rows.append(Row(key, label, ((block, len(layers)),)))
+        else:
+            rows.append(
+                Row(f"{key}.{kind}", f"{label} with {kind} attention", ((block, len(layers)),))
+            )
+    return rows

@@ -10,8 +10,9 @@ transformers' GPT2LMHeadModel, LlamaForCausalLM and MistralForCausalLM read as o
 decoder (tests compare each in float64). GPT-2's pages trace its own engine (generator/engine/,
 whose attention the walkthrough quotes); a test holds it equal to this one.
 
-forward() reads nd new tokens after the ns_past positions of `past` (the KV cache, cache.py): with
-no past it is the whole sequence's forward pass. Shapes: d = d_model, h, h_kv heads, dh = d_head,
+forward() reads nd new tokens after the positions `past` has seen (the KV cache, cache.py, which
+keeps only the last W − 1 positions of a layer with a window of W): with no past it is the whole
+sequence's forward pass. Shapes: d = d_model, h, h_kv heads, dh = d_head,
 V = vocab_size, nd new positions, ns = ns_past + nd positions seen.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from generator.models.cache import check_cache, empty_cache
+from generator.models.cache import KVCache, keep_window
 from generator.models.checkpoint import Weights, cast, check_token_ids, check_weights, sub_weights
 from generator.models.config import ModelConfig
 from generator.models.ops import (
@@ -57,7 +58,7 @@ class Trace:
     token_ids: np.ndarray  # [nd]
     positions: np.ndarray  # [nd]: ns_past … ns − 1
     logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
-    present: np.ndarray  # [n_layer, 2, h_kv, nd, dh]: the new (rotated) keys and values
+    present: list[np.ndarray]  # per layer [2, h_kv, nd, dh]: the new (rotated) keys and values
     cos: np.ndarray | None  # [nd, dh] the rotation's cosines per position (None: no RoPE)
     sin: np.ndarray | None  # [nd, dh]
     attention: list[AttentionTrace] = field(default_factory=list)  # one per layer (keep=True)
@@ -88,7 +89,8 @@ def attention(
     sin: np.ndarray | None,
     past: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, AttentionTrace]:
-    """Attention of the new rows x [nd, d] over past [2, h_kv, ns_past, dh] and themselves.
+    """Attention of the new rows x [nd, d] over the layer's cache past [2, h_kv, kept, dh] (the
+    positions just before them, as many as the layer keeps) and themselves.
     w holds the layer's attention tensors without prefix ("q_proj.weight").
 
     Returns the output [nd, d], this layer's present [2, h_kv, nd, dh] and the trace.
@@ -132,21 +134,21 @@ def forward(
     token_ids: np.ndarray,
     dtype: np.dtype | type = np.float64,
     *,
-    past: np.ndarray | None = None,
+    past: KVCache | None = None,
     keep: bool = False,
 ) -> Trace:
     """Run token_ids [nd] through the model in `dtype` (float64 or float32).
 
-    past: the cache [n_layer, 2, h_kv, ns_past, dh] of the positions before them (None: none).
+    past: the cache of the positions before them (None: none).
     keep: also return each layer's attention trace and the residual stream.
     """
     token_ids = np.asarray(token_ids, dtype=np.int64)
     check_token_ids(cfg, token_ids)
     check_weights(weights, cfg, weight_shapes(cfg, cfg.names))  # never a missing tensor read as 0
-    past = empty_cache(cfg, dtype) if past is None else np.asarray(past, dtype=dtype)
-    check_cache(cfg, past, token_ids.shape[0])
+    past = KVCache.empty(cfg, dtype) if past is None else past
+    past.check(cfg, token_ids.shape[0])
     w, names = cast(weights, dtype), cfg.names
-    positions = past.shape[3] + np.arange(token_ids.shape[0])  # [nd]: after the cached ones
+    positions = past.seen + np.arange(token_ids.shape[0])  # [nd]: after the cached ones
     cos = sin = None
     if cfg.positions == "rope":
         cos, sin = rope_cos_sin(positions, cfg.d_head, cfg.rope_theta, dtype)  # [nd, dh] each
@@ -161,7 +163,13 @@ def forward(
             residual.append(x)
         normed = norm(x, layer, names.norm1, cfg)
         a, present, trace = attention(
-            normed, sub_weights(layer, f"{names.attention}."), cfg, i, cos, sin, past[i]
+            normed,
+            sub_weights(layer, f"{names.attention}."),
+            cfg,
+            i,
+            cos,
+            sin,
+            np.asarray(past.layers[i], dtype=dtype),
         )
         x = x + a  # [nd, d]
         normed = norm(x, layer, names.norm2, cfg)
@@ -178,7 +186,7 @@ def forward(
         token_ids=token_ids,
         positions=positions,
         logits=logits,
-        present=np.stack(presents),  # [n_layer, 2, h_kv, nd, dh]
+        present=presents,
         cos=cos,
         sin=sin,
         attention=traces,
@@ -193,29 +201,34 @@ class Step:
     token_ids: np.ndarray  # [nd] the tokens this step read
     positions: np.ndarray  # [nd] their positions: ns_past … ns − 1
     logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
-    present: np.ndarray  # [n_layer, 2, n_kv_head, nd, d_head]: the new keys and values
-    cache: np.ndarray  # [n_layer, 2, n_kv_head, ns, d_head]: the cache the next step reads
+    present: list[np.ndarray]  # per layer [2, n_kv_head, nd, d_head]: the new keys and values
+    cache: KVCache  # the cache the next step reads
 
 
 def decode_step(
     weights: Weights,
     cfg: ModelConfig,
     token_ids: np.ndarray,
-    cache: np.ndarray | None = None,
+    cache: KVCache | None = None,
     dtype: np.dtype | type = np.float64,
 ) -> Step:
     """Run the nd new tokens token_ids [nd] through the model, reading and growing the cache.
 
     With no cache this is the prompt's forward pass (the "prefill"); after it, one token per
     step is enough, since every earlier position's keys and values are cached. The cache keeps
-    n_kv_head heads, not n_head: grouped-query attention's saving is there.
+    n_kv_head heads, not n_head: grouped-query attention's saving is there; a layer with a window
+    keeps only its last W − 1 positions.
     """
-    cache = empty_cache(cfg, dtype) if cache is None else np.asarray(cache, dtype=dtype)
+    cache = KVCache.empty(cfg, dtype) if cache is None else cache
     trace = forward(weights, cfg, token_ids, dtype, past=cache)
+    layers = [
+        keep_window(cfg, i, np.concatenate([np.asarray(old, dtype=dtype), new], axis=-2))
+        for i, (old, new) in enumerate(zip(cache.layers, trace.present, strict=True))
+    ]
     return Step(
         token_ids=trace.token_ids,
         positions=trace.positions,
         logits=trace.logits,
         present=trace.present,
-        cache=np.concatenate([cache, trace.present], axis=3),
+        cache=KVCache(layers, cache.seen + len(trace.token_ids)),
     )

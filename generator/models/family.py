@@ -79,9 +79,9 @@ class Family:
         """The learned tensors of one instance of `component`, one row each."""
         return param_rows(cfg, cfg.names, self.words, component, tied=tied)
 
-    def flop_rows(self, cfg: ModelConfig, component: str, T: int) -> list[Row]:
-        """Forward FLOPs per token of one instance of `component` at sequence length T."""
-        return flop_rows(cfg, cfg.names, self.words, component, T)
+    def flop_rows(self, cfg: ModelConfig, component: str, T: int, layer: int = 0) -> list[Row]:
+        """Forward FLOPs per token of one instance of `component` (in layer `layer`) at T."""
+        return flop_rows(cfg, cfg.names, self.words, component, T, layer)
 
     def forward(
         self,

@@ -9,6 +9,7 @@ themselves are the change. So each row isolates one change.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from generator import accounting
@@ -17,6 +18,11 @@ from generator.models.llama.changes import CHANGES, Change
 from generator.render.numbers import fmt_int
 
 Quantity = tuple[str, Callable[[ModelConfig], int]]  # label, its value for a config
+
+
+def unwindowed(cfg: ModelConfig) -> ModelConfig:
+    """cfg with every layer seeing every earlier position: the window's cost isolated."""
+    return dataclasses.replace(cfg, sliding_window=None, layer_types=None)
 
 
 def gpt2_twin(cfg: ModelConfig, *, bias: bool = False) -> ModelConfig:
@@ -47,6 +53,14 @@ def _kv_bytes(cfg: ModelConfig) -> int:
     return next(r.value for r in accounting.kv_cache_rows(cfg) if r.key == "bytes.float16")
 
 
+def _kv_context_bytes(cfg: ModelConfig) -> int:
+    return next(r.value for r in accounting.kv_cache_rows(cfg) if r.key == "context.float16")
+
+
+def _decode_flops(cfg: ModelConfig) -> int:
+    return accounting.decode_flops(cfg, cfg.n_ctx, cached=True)
+
+
 def _components(cfg: ModelConfig) -> tuple[str, ...]:
     from generator.models import get_family
 
@@ -67,19 +81,27 @@ COSTS: dict[str, tuple[Quantity, ...]] = {
         ("MLP FLOPs per token", _flops("mlp")),
     ),
     "unembedding": (("Unembedding parameters", _params("unembed")),),
+    "window": (
+        ("Attention FLOPs per token at T = {n_ctx}", _flops("attention")),
+        ("KV cache bytes after {n_ctx} tokens (float16)", _kv_context_bytes),
+        ("FLOPs of the decoding step reading token {n_ctx}", _decode_flops),
+    ),
 }
 
 
 def cost_rows(change: Change, cfg: ModelConfig) -> list[tuple[str, int, int]]:
-    """(quantity, GPT-2's way, Llama's way) at the Llama size `cfg`."""
+    """(quantity, GPT-2's way, Llama's way) at the Llama size `cfg`. The window is a change of
+    its own: every other change is measured without it, the window against cfg without it."""
     twin = gpt2_twin(cfg)
     if change.key == "biases":  # the twin with and without its biases: the whole model
         with_bias = accounting.params_total(gpt2_twin(cfg, bias=True), "model")
         without = accounting.params_total(twin, "model")
         return [("Parameters of the biases", with_bias - without, 0)]
     context = fmt_int(cfg.n_ctx)  # a label names the context its count is taken at
+    before, after = (unwindowed(cfg), cfg) if change.key == "window" else (twin, unwindowed(cfg))
     return [
-        (label.format(n_ctx=context), value(twin), value(cfg)) for label, value in COSTS[change.key]
+        (label.format(n_ctx=context), value(before), value(after))
+        for label, value in COSTS[change.key]
     ]
 
 

@@ -12,10 +12,13 @@ from generator.models.component import Component
 from generator.render import code as code_render
 
 
-def size_tabs(render: Callable[[ModelConfig], str], family: str = "gpt2") -> str:
-    """Material content tabs, one per size of the family. Linked tabs keep the reader's choice
-    site-wide."""
+def size_tabs(
+    render: Callable[[ModelConfig], str], family: str = "gpt2", only_with: str | None = None
+) -> str:
+    """Material content tabs, one per size of the family (those that set the field `only_with`,
+    when given). Linked tabs keep the reader's choice site-wide."""
     sizes = [CONFIGS[name] for name in SIZES] if family == "gpt2" else family_sizes(family)
+    sizes = [cfg for cfg in sizes if only_with is None or getattr(cfg, only_with)]
     tabs = []
     for cfg in sizes:
         tabs.append(f'=== "{cfg.label}"\n\n{code_render.indent(render(cfg))}\n')

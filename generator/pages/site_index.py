@@ -142,7 +142,7 @@ class SiteMacros(PageContext):
 
         sections = []
         for change in CHANGES:
-            costs = size_tabs(functools.partial(cost_table, change), "llama")
+            costs = size_tabs(functools.partial(cost_table, change), "llama", change.only_with)
             sides = [
                 code_render.code_tabs(
                     [self._excerpt(excerpt) for excerpt in excerpts],

@@ -16,6 +16,7 @@ class Change:
     gpt2: str  # the excerpt id of GPT-2's side (openai/gpt-2)
     llama: tuple[str, ...]  # the excerpt ids of Llama's side (transformers), one tab each
     page: str  # the Llama component page that explains it
+    only_with: str | None = None  # shown for the sizes whose spec sets this field only
 
 
 CHANGES: tuple[Change, ...] = (
@@ -62,10 +63,25 @@ CHANGES: tuple[Change, ...] = (
         "llama/mlp.md",
     ),
     Change(
+        "window",
+        "Every earlier position → a sliding window (Mistral)",
+        "GPT-2 and Llama 2 let each token attend to every position before it. Mistral's layers "
+        "see only the last sliding_window positions, the token's own included: past the window "
+        "a query costs no more to score, and the cache keeps only the window's last positions, "
+        "so a decoding step stops growing with the context. Information from further back still "
+        "arrives, passed on from layer to layer. Both sides below are Mistral's shape, with and "
+        "without its window; the sizes without a window have no such change.",
+        "gpt2.attention-mask",
+        ("mistral.attention-forward",),
+        "llama/attention.md",
+        only_with="sliding_window",
+    ),
+    Change(
         "biases",
         "Biases gone",
         "GPT-2 adds a bias after each of its four projections. Llama's projections have none "
-        "(attention_bias and mlp_bias are False); adding a bias is elementwise work, not counted "
+        "(LlamaConfig's attention_bias and mlp_bias are False; MistralConfig has no such fields: "
+        "its projections are built without biases); adding a bias is elementwise work, not counted "
         "as FLOPs here.",
         "gpt2.conv1d",
         ("llama.attention-init",),
