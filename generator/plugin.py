@@ -3,8 +3,10 @@
 Enabled in mkdocs.yml under `plugins: - inside-the-model` (entry point in pyproject.toml, which
 also keeps its old name `itm`); ProperDocs loads the same entry point. The plugin only adapts MkDocs events to the generator:
 
-- on_config: settings (plugin options, environment overrides), then pins, excerpts and assets
-  (a bad pin stops the build here, before any output); `build` is redirected to a staging folder.
+- on_config: settings (plugin options, environment overrides); for `build`, the checkout's lock
+  and a staging folder to build into (a site_dir that would replace what the build reads stops
+  it here, before anything is written); then pins, excerpts and assets (a bad pin stops the
+  build here, before any output).
 - on_files: add generated files (KaTeX, LaTeX tables, figures) as virtual files; never into docs/.
 - on_page_markdown: fill each page's {{ macro() }} calls.
 - on_shutdown: publish the staging folder as site/ only when the whole build (strict checks
@@ -199,21 +201,24 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
+            if self.command == "build":  # first: a site_dir that would replace an input stops
+                self._begin(config)  # the build before anything is written
             self.build = SiteBuild.start(self.settings)  # a bad pin stops the build here
         except InputError as error:
             raise PluginError(f"Inside the Model: {error}") from None
         for watched in ("generator", "sources"):
             if str(root / watched) not in config.watch:
                 config.watch.append(str(root / watched))
-        if self.command == "build":
-            from generator.publish import Publication
-
-            try:
-                self.publication = Publication.begin(Path(config.site_dir))
-            except InputError as error:
-                raise PluginError(f"Inside the Model: {error}") from None
-            config.site_dir = str(self.publication.staging)
         return config
+
+    def _begin(self, config: MkDocsConfig) -> None:
+        """Take the checkout's build lock and build into a staging folder (on_shutdown
+        publishes it, or drops it when the build failed)."""
+        from generator.publish import Publication, project_inputs
+
+        inputs = project_inputs(config, *self.settings.inputs)
+        self.publication = Publication.begin(Path(config.site_dir), inputs=inputs)
+        config.site_dir = str(self.publication.staging)
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:

@@ -18,6 +18,9 @@
 - Leftovers of killed builds (staging folders, .site.old) are removed under the lock.
 - A site path that is a symlink (a deploy folder kept elsewhere) is published into its target,
   which is what gets updated; a site path that names a file (or a symlink to one) is refused.
+- A site folder that, symlinks followed, is, holds or lies inside what the build reads (the
+  `inputs`: mkdocs.yml, docs_dir, the theme's folders, the caller's own) is refused before
+  anything is written: publishing would replace it (`ln -s docs site` made docs/ the site).
 - A site folder that is a mount point (a container volume, a bind mount) is refused in begin(),
   before anything is built: a mount point cannot be renamed or swapped (EBUSY), and the only
   other way to publish into it, emptying it and copying the new site in, shows readers half a
@@ -40,8 +43,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from generator.errors import InputError
 from generator.log import log
@@ -107,11 +111,46 @@ def failure(error: OSError, doing: str, site: Path) -> InputError:
     return InputError(problem, file=path, fix=fix)
 
 
-def site_folder(final: Path) -> Path:
+def project_inputs(config: Any, *more: Path) -> list[Path]:
+    """What a build of the MkDocs `config` reads, which its output must neither be, hold nor lie
+    inside: mkdocs.yml (and so the folders holding it), docs_dir, the theme's folders (its
+    custom_dir among them), and `more` (a plugin's own: a lock file, a cache)."""
+    theme = [Path(folder) for folder in config.theme.dirs]
+    return [Path(config.config_file_path), Path(config.docs_dir), *theme, *more]
+
+
+def overlap(folder: Path, inputs: Iterable[Path]) -> str | None:
+    """How `folder`, symlinks followed, meets the first of `inputs` it is, holds or lies inside
+    ("is /p/docs", "holds /p/mkdocs.yml", "lies inside /p/sources"); None if it meets none."""
+    real = Path(os.path.realpath(folder))
+    for path in inputs:
+        found = Path(os.path.realpath(path))
+        if found == real:
+            return f"is {found}"
+        if real in found.parents:
+            return f"holds {found}"
+        if found in real.parents:
+            return f"lies inside {found}"
+    return None
+
+
+def site_folder(final: Path, inputs: Iterable[Path] = ()) -> Path:
     """The folder a build replaces: `final` itself, or a symlink's target (a deploy folder kept
     elsewhere is updated, not shadowed by a real folder in the symlink's place). A path that
-    exists but is not a folder is refused: replacing a file the user named would lose it."""
+    exists but is not a folder is refused: replacing a file the user named would lose it; so is
+    one that is, holds or lies inside one of `inputs` (project_inputs)."""
     named = Path(final).absolute()
+    clash = overlap(named, inputs)
+    if clash:
+        raise InputError(
+            f"the site folder (symlinks followed) {clash}, which the build reads: publishing the"
+            " site would replace it",
+            file=str(named),
+            entry="site_dir",
+            fix="set site_dir in mkdocs.yml (or pass --site-dir) to a folder of its own that the"
+            " build does not read, such as the default `site` beside mkdocs.yml (a symlink: point"
+            " it to such a folder)",
+        )
     final = named.resolve() if named.is_symlink() else named  # a dangling link: made on build
     if final.exists() and not final.is_dir():
         via = f" (a symlink to {final})" if final != named else ""
@@ -198,10 +237,16 @@ class Publication:
 
     @classmethod
     def begin(
-        cls, final: Path, *, wait: float = 900.0, say: Callable[[str], None] = _say
+        cls,
+        final: Path,
+        *,
+        inputs: Iterable[Path] = (),
+        wait: float = 900.0,
+        say: Callable[[str], None] = _say,
     ) -> Publication:
-        """Take the checkout's build lock (waiting up to `wait` s), repair, make a staging dir."""
-        final = site_folder(final)
+        """Take the checkout's build lock (waiting up to `wait` s), repair, make a staging dir;
+        refuse a site folder that is, holds or lies inside one of `inputs` (project_inputs)."""
+        final = site_folder(final, inputs)
         lock_path = final.with_name(f".{final.name}.lock")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)

@@ -62,6 +62,12 @@ class Settings:
     draw_timeout: float = DRAW_TIMEOUT  # a drawing worker silent this long is stopped
 
     @property
+    def inputs(self) -> tuple[Path, ...]:
+        """What a build reads beside mkdocs.yml and docs_dir: the pins (sources/), the
+        generator's code and the cache. A site or an expanded tree written there would lose it."""
+        return (self.root / "sources", self.root / "generator", self.cache_dir)
+
+    @property
     def may_download(self) -> bool:
         """Asked to download the pinned GPT-2 files, and not offline."""
         return self.download_weights and not self.offline

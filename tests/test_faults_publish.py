@@ -20,7 +20,7 @@ import pytest
 from generator import publish
 from generator.errors import InputError
 from generator.publish import Publication, exchange, repair
-from tests.site_helpers import ROOT
+from tests.site_helpers import ROOT, mkdocs_build, tree_digest
 
 
 def make_site(path: Path, marker: str, files: int = 20) -> None:
@@ -425,3 +425,77 @@ def test_a_real_mount_point_is_refused(tmp_path: Path, how: str) -> None:
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "mount point" in result.stdout, result.stdout + result.stderr
     assert is_complete(site, "old")  # outside the namespace nothing was mounted or changed
+
+
+# -- a site folder that would replace what the build reads (issue 35) -----------------------------
+def make_project(root: Path) -> list[Path]:
+    """A project's inputs in `root`: mkdocs.yml, docs/, overrides/, sources/ with its lock."""
+    for name, text in [
+        ("mkdocs.yml", "site_name: x\n"),
+        ("docs/index.md", "# x\n"),
+        ("overrides/main.html", "{% extends 'base.html' %}\n"),
+        ("sources/lock.toml", "# pins\n"),
+    ]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return [root / "mkdocs.yml", root / "docs", root / "overrides", root / "sources"]
+
+
+@pytest.mark.parametrize(
+    ("target", "how"),
+    [
+        ("docs", "is"),  # `ln -s docs site`: docs/ became the built site
+        ("sources", "is"),  # lock.toml and the stand-in weights were gone
+        ("overrides", "is"),
+        (".", "holds"),  # the folder of mkdocs.yml
+        ("..", "holds"),  # a parent of it
+        ("docs/new", "lies inside"),  # a dangling link, into docs/
+    ],
+)
+def test_a_site_folder_that_would_replace_an_input_is_refused(
+    tmp_path: Path, target: str, how: str
+) -> None:
+    """Before, the link was followed and its target swapped for the new site (exit 0)."""
+    project = tmp_path / "project"
+    inputs = make_project(project)
+    before = tree_digest(tmp_path)
+    (project / "site").symlink_to(target)
+    with pytest.raises(InputError) as raised:
+        Publication.begin(project / "site", inputs=inputs, say=lambda m: None)
+    message = str(raised.value)
+    assert f"{project / 'site'}, entry 'site_dir': the site folder (symlinks followed) {how}" in (
+        message
+    )
+    assert "which the build reads" in message and "fix: set site_dir" in message
+    (project / "site").unlink()
+    assert tree_digest(tmp_path) == before  # nothing written, not even the lock
+
+
+def test_a_site_folder_beside_the_inputs_is_published(tmp_path: Path) -> None:
+    """The default site/ beside mkdocs.yml lies inside the project folder, which is fine."""
+    inputs = make_project(tmp_path)
+    Publication.begin(tmp_path / "site", inputs=inputs, say=lambda m: None).abandon()
+    make_site(tmp_path / "elsewhere", "old")
+    (tmp_path / "out").symlink_to("elsewhere")
+    Publication.begin(tmp_path / "out", inputs=inputs, say=lambda m: None).abandon()
+
+
+@pytest.mark.parametrize("target", ["docs", "sources", "generator", "overrides", ".cache", "."])
+def test_the_site_build_refuses_a_site_symlink_into_the_project(tmp_path: Path, target) -> None:
+    """`ln -s docs site && mkdocs build` exited 0 with docs/ become the built site; with sources,
+    lock.toml and the stand-in weights were gone. The build now stops before anything is
+    written (the cache included)."""
+    from tests.test_build import project_copy
+
+    project = project_copy(tmp_path)
+    (project / ".cache").mkdir()
+    (project / ".cache" / "kept.txt").write_text("kept\n")
+    before = tree_digest(project)
+    (project / "site").symlink_to(target)
+    done = mkdocs_build(project / "site", config_dir=project, ITM_CACHE_DIR=str(project / ".cache"))
+    message = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in message, message
+    assert f"{project / 'site'}, entry 'site_dir': the site folder (symlinks followed)" in message
+    assert "which the build reads" in message and "fix: set site_dir" in message
+    (project / "site").unlink()
+    assert tree_digest(project) == before

@@ -295,3 +295,30 @@ def test_bad_input_stops_the_build_and_keeps_the_previous_site(tmp_path: Path, b
     assert "fix:" in message and "Traceback" not in message, message
     assert tree_digest(site.site) == before  # nothing published: the previous site stands
     assert not list(site.root.glob(".site.staging*")), "a staging folder was left behind"
+
+
+@pytest.mark.parametrize("target", ["docs", "pins", "overrides", ".test-cache", ".", ".."])
+def test_a_site_symlink_into_what_the_build_reads_is_refused(tmp_path: Path, target: str) -> None:
+    """`ln -s docs site && mkdocs build` exited 0 with docs/ become the built site; a site
+    leading to the lock's folder, the theme's custom_dir, the cache, the folder of mkdocs.yml or
+    a parent of it was swapped away the same way. Now the build stops first, writing nothing."""
+    site = make_toy_site(tmp_path)
+    (site.root / "pins").mkdir()
+    site.lock.rename(site.root / "pins" / site.lock.name)
+    set_lock_option(site, f"pins/{site.lock.name}")
+    config = site.root / "mkdocs.yml"
+    config.write_text(
+        config.read_text().replace("theme: mkdocs", "theme: {name: mkdocs, custom_dir: overrides}")
+    )
+    for folder in ("overrides", ".test-cache"):
+        (site.root / folder).mkdir()
+        (site.root / folder / "kept.txt").write_text("kept\n")
+    before = tree_digest(site.root)
+    site.site.symlink_to(target)
+    done = build(site)
+    message = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in message, message
+    assert f"{site.site}, entry 'site_dir': the site folder (symlinks followed)" in message
+    assert "which the build reads" in message and "fix: set site_dir" in message
+    site.site.unlink()
+    assert tree_digest(site.root) == before  # nothing written, not even the cache or the lock

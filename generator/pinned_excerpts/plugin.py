@@ -7,11 +7,13 @@
 Events (each does one thing; resolution itself needs none of them: generator.sources.
 resolve_excerpts takes a lock and settings, and the `itm` commands call it too):
 
-- on_config: settings (options, then ITM_* variables: generator.settings), the lock, every
-  excerpt resolved and verified (cache, local clone, GitHub, registry mirrors); then the
-  Markdown extension that expands `/// excerpt | ID` blocks (generator.pinned_excerpts.markdown)
-  and the extensions its cards need. A bad lock stops the build here, before any output.
-  `build` writes into a staging folder (generator.publish).
+- on_config: for `build`, first the site's build lock and a staging folder to build into
+  (generator.publish: a site_dir that is, holds or lies inside what the build reads stops the
+  build before anything is written); settings (options, then ITM_* variables:
+  generator.settings), the lock, every excerpt resolved and verified (cache, local clone,
+  GitHub, registry mirrors); then the Markdown extension that expands `/// excerpt | ID` blocks
+  (generator.pinned_excerpts.markdown) and the extensions its cards need. A bad lock stops the
+  build here, before any output.
 - on_files: the cards' small stylesheet (unless `stylesheet: false`).
 - on_page_markdown: tells the extension which page it converts, so an error names it.
 - on_shutdown: the staging folder becomes site_dir only when the whole build ran to the end; a
@@ -84,13 +86,15 @@ class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
         if not self.config.enabled:
             return config
         from generator.errors import InputError
+        from generator.settings import Settings
 
         root = Path(config.config_file_path).resolve().parent
         options = {**self.config, "custom_dir": config.theme.custom_dir}
+        lock = lock_path(root, self.config.lock)
         try:
-            excerpts, render, lock_file = load_excerpts(
-                lock_path(root, self.config.lock), root=root, options=options
-            )
+            if self.command == "build" and not any(name in config.plugins for name in STAGED_BY):
+                self._begin(config, lock, Settings.load(root, options).cache_dir)  # first
+            excerpts, render, lock_file = load_excerpts(lock, root=root, options=options)
         except InputError as error:
             raise PluginError(f"Pinned excerpts: {error}") from None
         log.info("Pinned excerpts: %d excerpts of %s verified", len(excerpts), lock_file)
@@ -103,20 +107,21 @@ class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
         config.markdown_extensions.append(self.extension)
         docs = Path(config.docs_dir).resolve()
         self.docs_prefix = docs.name if docs.parent == root else str(docs)
-        watched = str(lock_path(root, self.config.lock))
-        if watched not in config.watch:
-            config.watch.append(watched)
+        if str(lock) not in config.watch:
+            config.watch.append(str(lock))
         if self.config.stylesheet and STYLESHEET not in config.extra_css:
             config.extra_css.append(STYLESHEET)
-        if self.command == "build" and not any(name in config.plugins for name in STAGED_BY):
-            from generator.publish import Publication
-
-            try:
-                self.publication = Publication.begin(Path(config.site_dir), say=log.info)
-            except InputError as error:
-                raise PluginError(f"Pinned excerpts: {error}") from None
-            config.site_dir = str(self.publication.staging)
         return config
+
+    def _begin(self, config: MkDocsConfig, lock: Path, cache: Path) -> None:
+        """Take the site's build lock and build into a staging folder (on_shutdown publishes it,
+        or drops it when the build failed); a site_dir that is, holds or lies inside what the
+        build reads (the lock and the cache among it) is refused."""
+        from generator.publish import Publication, project_inputs
+
+        inputs = project_inputs(config, lock, cache)
+        self.publication = Publication.begin(Path(config.site_dir), inputs=inputs, say=log.info)
+        config.site_dir = str(self.publication.staging)
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if self.config.enabled and self.config.stylesheet:
