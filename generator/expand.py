@@ -20,10 +20,14 @@ of contents is not shortened; and the build is not published atomically.
 from __future__ import annotations
 
 import argparse
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +38,9 @@ PLUGIN_NAMES = ("inside-the-model", "itm")  # the generator's plugin (and its ol
 FRONT_MATTER = re.compile(r"\A(---\s*\n.*?\n(?:---|\.\.\.)\s*\n)", re.DOTALL)
 RENDER_JS = "assets/katex/render.js"
 KATEX_JS = "assets/katex/katex.min.js"
-PARTIAL = ".itm-expand-partial-"  # the tree being written, inside OUT (then moved up into it)
+TREE = ("docs", "overrides", "mkdocs.yml")  # what OUT holds, mkdocs.yml written last
+UNFINISHED = ".itm-expand-unfinished"  # in OUT while a run writes its tree there
+OLDER = ".itm-expand-partial-*"  # what older versions left in OUT (a tree being written)
 
 # Typesets each arithmatex element with the pinned KaTeX, as the build does (same trust and
 # strictness), after every page load under Material's instant navigation.
@@ -59,30 +65,15 @@ RENDER_SCRIPT = """// Math typeset in the browser by the pinned KaTeX (the plugi
 
 def expand(config_file: Path, out: Path) -> list[str]:
     """Write the expanded tree of the site described by `config_file` into `out` (which must not
-    exist, or be empty); returns the pages written."""
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import Abort, ConfigurationError
+    exist, or be empty, and must not be, hold or lie inside what the build reads); returns the
+    pages written."""
     from mkdocs.structure.files import File
 
     from generator.build import SiteBuild
+    from generator.publish import project_inputs
     from generator.render.katex import OPTIONS
 
-    if out.exists() and not out.is_dir():
-        raise InputError(
-            "not a folder", file=str(out), fix="name a new folder for the expanded tree"
-        )
-    if out.exists() and any(not entry.name.startswith(PARTIAL) for entry in out.iterdir()):
-        raise InputError(
-            "the folder is not empty", file=str(out), fix="name a new folder for the expanded tree"
-        )
-    try:
-        config = load_config(str(config_file))
-    except (ConfigurationError, Abort) as error:  # Abort: MkDocs has logged each error above
-        raise InputError(
-            f"MkDocs cannot load it: {error}",
-            file=str(config_file),
-            fix="correct the configuration (`mkdocs build` shows the same error)",
-        ) from None
+    config = _load_config(config_file)
     named = [name for name in PLUGIN_NAMES if name in config.plugins]
     if not named:  # a site of its own (pinned-excerpts alone): no macros, no generated files
         raise InputError(
@@ -92,43 +83,144 @@ def expand(config_file: Path, out: Path) -> list[str]:
             fix="plain MkDocs builds this site as it is; itm expand is for a site whose "
             f"plugins list {PLUGIN_NAMES[0]}",
         )
-    try:  # before the build, so an unusable path costs no build and prints no traceback
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(
-            f"cannot create the folder: {error.strerror}",
-            file=str(out),
-            fix="name a new folder in a place you may write",
-        ) from None
-    for stale in out.glob(f"{PARTIAL}*"):  # left by a run that was killed while writing
-        shutil.rmtree(stale, ignore_errors=True)
     root = config_file.resolve().parent
     docs = Path(config.docs_dir)
     options = dict(config.plugins[named[0]].config)
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
-    build = SiteBuild.start(settings)
-    made = build.files()  # on a failure it stops the charts' worker itself
-    generated = {**made.files, **build.figures()}
-    generated[KATEX_JS] = made.katex_js  # the browser typesets the math here
-    generated[RENDER_JS] = (RENDER_SCRIPT % json.dumps(OPTIONS)).encode()
+    with _claimed(out, project_inputs(config, *settings.inputs)):
+        build = SiteBuild.start(settings)
+        made = build.files()  # on a failure it stops the charts' worker itself
+        generated = {**made.files, **build.figures()}
+        generated[KATEX_JS] = made.katex_js  # the browser typesets the math here
+        generated[RENDER_JS] = (RENDER_SCRIPT % json.dumps(OPTIONS)).encode()
 
-    sources = sorted(_docs_files(docs))
-    paths = sources + [path for path in generated if path not in sources]
-    files = [File(path, str(docs), config.site_dir, config.use_directory_urls) for path in paths]
-    by_path = {f.src_uri: f for f in files}
-
-    # Written in a folder inside OUT, then moved up into OUT: a failure halfway (a page's macro)
-    # leaves OUT as it was, not a half-written tree the next run refuses as "not empty". Inside,
-    # not beside: OUT may be a symlink, a mount point or ".", in a folder no one may write.
-    tree = out / f"{PARTIAL}{os.getpid()}"
-    tree.mkdir()
-    try:
-        pages = _write_tree(tree, config_file, config, docs, sources, generated, by_path, build)
-        for entry in sorted(tree.iterdir(), key=lambda e: e.name == "mkdocs.yml"):  # it last
-            entry.rename(out / entry.name)
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
+        sources = sorted(_docs_files(docs))
+        paths = sources + [path for path in generated if path not in sources]
+        files = [File(p, str(docs), config.site_dir, config.use_directory_urls) for p in paths]
+        by_path = {f.src_uri: f for f in files}
+        try:
+            pages = _write_tree(out, config_file, config, docs, sources, generated, by_path, build)
+        except OSError as error:  # a full disk, a read-only OUT, `ulimit -f`
+            raise _out_error(error, out, "write the expanded tree") from None
     return pages
+
+
+def _load_config(config_file: Path) -> Any:
+    """The MkDocs configuration, or an InputError saying why MkDocs cannot load it."""
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, ConfigurationError
+
+    try:
+        return load_config(str(config_file))
+    except (ConfigurationError, Abort) as error:  # Abort: MkDocs has logged each error above
+        raise InputError(
+            f"MkDocs cannot load it: {error}",
+            file=str(config_file),
+            fix="correct the configuration (`mkdocs build` shows the same error)",
+        ) from None
+
+
+@contextmanager
+def _claimed(out: Path, inputs: list[Path]) -> Iterator[None]:
+    """OUT made if need be and held for this run (_locked), the unfinished tree of a run that was
+    killed there cleared, and refused unless then empty. The tree is written in OUT under a
+    marker: a run that fails halfway clears what it wrote, and one killed halfway (the marker
+    left) is cleared by the next, where OUT was refused as not empty for ever."""
+    from generator.publish import overlap
+
+    clash = overlap(out, inputs)
+    if clash:
+        raise InputError(
+            f"the folder (symlinks followed) {clash}, which the build reads: the expanded tree"
+            " would replace it",
+            file=str(out),
+            fix="name a new folder outside docs_dir, sources/, generator/, the cache and the"
+            " theme's folders, and not holding mkdocs.yml",
+        )
+    folder = _locked(out)
+    try:
+        try:
+            _clear_unfinished(out)
+            if any(out.iterdir()):
+                raise InputError(
+                    "the folder is not empty", file=str(out), fix="name a new folder for the tree"
+                )
+            (out / UNFINISHED).touch()
+        except OSError as error:
+            raise _out_error(error, out, "write the expanded tree") from None
+        try:
+            yield
+        except BaseException:
+            _clear_unfinished(out)
+            raise
+        _remove(out / UNFINISHED)
+    finally:
+        os.close(folder)
+
+
+def _locked(out: Path) -> int:
+    """OUT, made if need be, opened and locked for this run: an flock, which closing the returned
+    descriptor (or the process's end, a kill included) drops. A second run into OUT is refused:
+    each cleared the other's tree as a leftover ("Directory not empty" tracebacks)."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise InputError(
+                "not a folder", file=str(out), fix="name a new folder for the expanded tree"
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        raise _out_error(error, out, "create the folder") from None
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(folder)
+        if isinstance(error, BlockingIOError):
+            raise InputError(
+                "another `itm expand` is writing into this folder",
+                file=str(out),
+                fix="wait for it to finish, or name another folder",
+            ) from None
+        raise _out_error(error, out, "lock the folder") from None
+    return folder
+
+
+def _clear_unfinished(out: Path) -> None:
+    """Remove the tree a run stopped halfway left in OUT (it holds the UNFINISHED marker; under
+    the lock, no run is writing it). What cannot be removed stays: OUT is then "not empty"."""
+    if (out / UNFINISHED).exists():
+        for name in TREE:
+            _remove(out / name)
+        _remove(out / UNFINISHED)
+    for older in out.glob(OLDER):
+        _remove(older)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a folder (a symlink, not what it points to), if it is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _out_error(error: OSError, out: Path, doing: str) -> InputError:
+    """A file system error met on OUT as an InputError naming OUT, what happened and the fix."""
+    path = os.fsdecode(error.filename) if error.filename else str(out)
+    at = "" if path == str(out) else f" at {path}"
+    what = f"{error.strerror or error} ({errno.errorcode.get(error.errno or 0, 'error')})"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = f"free some space on the disk holding {out}, then run again"
+    elif error.errno == errno.EFBIG:
+        fix = "raise the limit on the size of a file this shell may write (`ulimit -f`)"
+    elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        fix = "name a new folder in a place you may write"
+    elif error.errno == errno.ENAMETOOLONG:
+        fix = "name a folder whose every name is at most 255 bytes long"
+    else:
+        fix = f"check {path}, then run again"
+    return InputError(f"cannot {doing}{at}: {what}", file=str(out), fix=fix)
 
 
 def _write_tree(

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from generator.memo import FilledPage, MadeFiles
 from tests.site_helpers import ROOT, build_env, serve
+from tests.test_expand_refusals import Unfilled
 
 pytestmark = pytest.mark.slow
 GENERATOR_TAG = re.compile(rb'<meta name="generator" content="[^"]*">')
@@ -140,8 +140,7 @@ def test_an_expand_that_fails_making_its_files_stops_the_charts_worker(
 
 def test_an_expand_that_fails_halfway_leaves_out_as_it_was(tmp_path: Path, monkeypatch) -> None:
     """A page that fails to fill after others were written left a half-written tree in OUT, which
-    the next run refused as "not empty" (review): the tree is now written beside OUT and renamed
-    onto it only when every page is filled."""
+    the next run refused as "not empty" (review): what was written is now cleared."""
     from generator.build import SiteBuild
     from generator.errors import InputError
     from generator.expand import expand
@@ -163,30 +162,13 @@ def test_an_expand_that_fails_halfway_leaves_out_as_it_was(tmp_path: Path, monke
     assert list(tmp_path.iterdir()) == [out] and list(out.iterdir()) == []  # no partial tree
 
 
-class Unfilled:
-    """A build that fills every page with its own text: what expand does with the files it is
-    given, without making them (the folders are the subject here, not the pages)."""
-
-    def files(self) -> MadeFiles:
-        return MadeFiles(files={"tables/a.tex": b"a\n"}, katex_js=b"katex")
-
-    def figures(self) -> dict[str, bytes]:
-        return {}
-
-    def fill(self, source, addresses) -> FilledPage:
-        return FilledPage(markdown=source.markdown, description=None)
-
-    def record(self) -> bool:
-        return False
-
-
-@pytest.mark.parametrize("kind", ["symlink", "current folder", "left by a killed run"])
+@pytest.mark.parametrize("kind", ["symlink", "current folder", "left by an older version"])
 def test_expand_writes_into_any_usable_out(tmp_path: Path, monkeypatch, kind: str) -> None:
     """The tree was written beside OUT and renamed onto it (e2ef41f): that failed after the whole
     build, with a traceback and a full tree left beside, on an OUT that is a symlink to an empty
     folder (rename onto a symlink) or "." (a rename onto the current folder), and a run killed
     while writing left a folder the next run could not clean (another pid). It is now written
-    inside OUT and moved up."""
+    in OUT itself (tests/test_expand_refusals.py has a run killed halfway)."""
     from generator.build import SiteBuild
     from generator.expand import expand
 
@@ -201,7 +183,8 @@ def test_expand_writes_into_any_usable_out(tmp_path: Path, monkeypatch, kind: st
         monkeypatch.chdir(target)
         out = Path(".")
     else:
-        # what a run killed while writing leaves: a pid no process has (above Linux's limit)
+        # what a run of an older version killed while writing left: its tree, named after a
+        # pid no process has (above Linux's limit)
         (target / ".itm-expand-partial-4194305" / "docs").mkdir(parents=True)
     pages = expand(ROOT / "mkdocs.yml", out)
     assert "index.md" in pages
