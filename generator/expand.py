@@ -110,6 +110,14 @@ def _load_config(config_file: Path) -> Any:
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, ConfigurationError
 
+    looping = _inherit_loop(config_file)
+    if looping is not None:  # MkDocs would follow it until Python's recursion limit
+        raise InputError(
+            f"its INHERIT chain comes back to {looping}, so it never ends",
+            file=str(config_file),
+            entry="INHERIT",
+            fix="make INHERIT name a parent file that does not itself inherit from this one",
+        )
     try:
         return load_config(str(config_file))
     except (ConfigurationError, Abort) as error:  # Abort: MkDocs has logged each error above
@@ -118,6 +126,32 @@ def _load_config(config_file: Path) -> Any:
             file=str(config_file),
             fix="correct the configuration (`mkdocs build` shows the same error)",
         ) from None
+    except RecursionError:  # YAML nested thousands deep
+        raise InputError(
+            "MkDocs cannot load it: it nests deeper than Python's recursion limit",
+            file=str(config_file),
+            fix="flatten the nesting of its YAML",
+        ) from None
+
+
+def _inherit_loop(config_file: Path) -> Path | None:
+    """The file at which `config_file`'s INHERIT chain comes back on itself, or None (no loop, or
+    a file MkDocs reports itself: missing, unreadable, not YAML)."""
+    from mkdocs.utils.yaml import yaml_load
+
+    seen: set[Path] = set()
+    path = config_file.resolve()
+    while path not in seen:
+        seen.add(path)
+        try:  # a str: yaml_load does not follow its INHERIT
+            data = yaml_load(path.read_text(encoding="utf-8"))
+        except Exception:  # noqa: BLE001 - MkDocs reads it next and says what is wrong
+            return None
+        parent = data.get("INHERIT") if isinstance(data, dict) else None
+        if not isinstance(parent, str):
+            return None
+        path = (path.parent / parent).resolve()
+    return path
 
 
 @contextmanager

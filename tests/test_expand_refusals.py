@@ -104,6 +104,7 @@ def test_expand_refuses_a_site_without_the_generator(tmp_path: Path) -> None:
     [
         "site_name: x\nnav: [1, 2\n",
         "site_name: x\ntheme: {name: no-such-theme}\n",
+        "site_name: x\nnav: " + "[" * 5000 + "]" * 5000 + "\n",  # a RecursionError before
     ],
 )
 def test_expand_refuses_a_config_mkdocs_cannot_load(tmp_path: Path, text: str) -> None:
@@ -115,6 +116,21 @@ def test_expand_refuses_a_config_mkdocs_cannot_load(tmp_path: Path, text: str) -
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"{config}: MkDocs cannot load it" in done.stderr and "fix:" in done.stderr
+    assert not (tmp_path / "tree").exists()
+
+
+@pytest.mark.parametrize("parent", ["mkdocs.yml", "parent.yml"])
+def test_expand_refuses_a_config_that_inherits_itself(tmp_path: Path, parent: str) -> None:
+    """INHERIT naming the file itself (or a parent that inherits it back): MkDocs followed it
+    until a RecursionError, printed as a traceback."""
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"INHERIT: {parent}\nsite_name: x\nplugins: [inside-the-model]\n")
+    (tmp_path / "parent.yml").write_text("INHERIT: ./mkdocs.yml\ntheme: {name: material}\n")
+    done = expand(tmp_path / "tree", "-f", str(config))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{config}, entry 'INHERIT': its INHERIT chain comes back to {config}" in done.stderr
+    assert "fix: make INHERIT name a parent" in done.stderr
     assert not (tmp_path / "tree").exists()
 
 
