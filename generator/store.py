@@ -20,11 +20,15 @@ templates, checkpoint hashes, and blobs the pins do not name) that none of the l
 builds used. Pinned archives and verified excerpts are inputs, never pruned: an offline build
 needs them.
 
-Whatever is wrong with an entry (bad hash, garbage, a directory in its place, unreadable), it is
-discarded with a one-line warning on the "itm.cache" logger and the caller rebuilds it: a cache
-problem never stops a build. A cache that cannot be written (read-only) is warned about once and
-the build goes on without caching. Writes go to a temp file in the same folder, are fsynced and
-renamed into place, so no reader ever sees a partial file.
+Every read is bounded before a byte of payload is read (`_read_entry`, the one read of entries
+and blobs): a regular file, no larger than its kind's MAX_BYTES, and exactly the size its header
+states; CACHE.key is a regular file of KEY_BYTES. A 3 GB file in the cache is never read whole.
+
+Whatever is wrong with an entry (bad hash, garbage, too large, a directory in its place,
+unreadable), it is discarded with a one-line warning on the "itm.cache" logger and the caller
+rebuilds it: a cache problem never stops a build. A cache that cannot be written (read-only) is
+warned about once and the build goes on without caching. Writes go to a temp file in the same
+folder, are fsynced and renamed into place, so no reader ever sees a partial file.
 
 The cache defends against corruption, interrupted writes, stale, mixed-up and forged entries;
 what it trusts is the checkout and CACHE.key beside the cache, not the cache folder's contents.
@@ -43,7 +47,9 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from generator.errors import InputError
 
@@ -54,6 +60,19 @@ BUILDS_KEPT = 10  # prune what none of the last this many builds used
 BUILDS_FILE = "builds.json"  # the start times of the last BUILDS_KEPT builds
 PRUNED_KINDS = ("memo_files", "memo_page", "figure", "katex", "katex_formula", "jinja",
                 "sha256_memo")  # fmt: skip
+BLOBS = "sha256"  # the folder of blobs, named by their own sha256
+MAX_HEADER_BYTES = 1024  # an entry's header line: about 330 bytes
+MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest seen here)
+    BLOBS: 256 << 20,  # pinned archives (NetSettings.max_bytes), generated files, pages (13 MB)
+    "excerpts": 16 << 20,  # lines of one pinned file, at most resolve.LARGEST_SOURCE (4 KB)
+    "figure": 16 << 20,  # one SVG (27 KB)
+    "katex": 16 << 20,  # a page's typeset math (230 KB)
+    "katex_formula": 1 << 20,  # one typeset formula (18 KB)
+    "jinja": 16 << 20,  # a compiled template (16 KB)
+    "memo_files": 16 << 20,  # the index of a build's generated files (16 KB)
+    "memo_page": 1 << 20,  # a filled page's blob and description (0.6 KB)
+    "sha256_memo": 1 << 20,  # a checkpoint's identity and hash (0.3 KB)
+}
 _HEX = frozenset("0123456789abcdef")
 _UNWRITABLE: set[str] = set()  # caches found read-only in this process: said once, not per Store
 _PROCESS_KEYS: dict[str, bytes] = {}  # CACHE.key path -> this process's key, where it failed
@@ -86,20 +105,29 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
-    """A regular file's bytes; anything else (a FIFO would block forever, a device like
-    /dev/zero would never end) or a file over `max_bytes` is an OSError, like a directory."""
+@contextlib.contextmanager
+def open_regular(path: Path, max_bytes: int) -> Iterator[tuple[BinaryIO, int]]:
+    """`path` opened for reading, and its size: an OSError, before a byte is read, unless it is
+    a regular file (a FIFO would block a read forever, a device like /dev/zero would never end)
+    of at most `max_bytes` (a 3 GB file read whole runs a build out of memory)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        if max_bytes is not None and info.st_size > max_bytes:
+        if info.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
+        yield handle, info.st_size
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """A regular file's bytes, at most `max_bytes` of them (open_regular; a file that grows
+    while it is read is cut off past the cap and refused, never read to its end)."""
+    with open_regular(path, max_bytes) as (handle, _):
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes", str(path))
+    return data
 
 
 def _create_exclusive(path: Path, data: bytes) -> None:
@@ -121,6 +149,60 @@ def _is_hex64(value: str) -> bool:
     return len(value) == 64 and set(value) <= _HEX
 
 
+class _Damaged(Exception):
+    """What is wrong with a cache entry, found before its payload is read."""
+
+
+class _Foreign(_Damaged):
+    """An entry of a whole other cache (restored, or outdated): one warning a kind."""
+
+
+def _header_fields(head: bytes) -> dict[str, object]:
+    """The fields of an entry's header line, as written (checked against the payload later)."""
+    if head.startswith(b"itm-store/") and not head.startswith(HEADER):
+        raise _Foreign("written by an older version of the generator")
+    fields = None
+    if head.startswith(HEADER) and head.endswith(b"\n"):
+        with contextlib.suppress(ValueError):
+            fields = json.loads(head.removeprefix(HEADER))
+    if not isinstance(fields, dict):
+        raise _Damaged("its header does not vouch for its content")
+    return fields
+
+
+def _read_entry(path: Path, kind: str) -> tuple[dict[str, object], bytes]:
+    """The header fields and payload of the `kind` entry at `path` (a blob has no header: {}).
+    Every cache read is this one, bounded before a byte of payload is read: a regular file, at
+    most the kind's MAX_BYTES (and a header line), exactly the size its header states. An
+    OSError or _Damaged otherwise."""
+    blob = kind == BLOBS
+    with open_regular(path, MAX_BYTES[kind] + (0 if blob else MAX_HEADER_BYTES)) as found:
+        handle, size = found
+        head = b"" if blob else handle.readline(MAX_HEADER_BYTES)
+        fields = {} if blob else _header_fields(head)
+        size -= len(head)
+        if not blob and fields.get("size") != size:
+            raise _Damaged("its header does not vouch for its content")
+        payload = handle.read(size + 1)
+    if len(payload) != size:
+        raise _Damaged("it changed while it was read")
+    return fields, payload
+
+
+def _key_file(path: Path) -> bytes | None:
+    """CACHE.key's bytes, read as a regular file of at most KEY_BYTES: None when there is none,
+    b"" when what is there cannot be a key (a larger file, a folder, a FIFO, a device); an
+    OSError when it cannot be read."""
+    try:
+        return read_regular(path, KEY_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno in (errno.EFBIG, errno.EINVAL):
+            return b""
+        raise
+
+
 class Store:
     """One cache directory. Every method is safe to call when the cache is damaged or read-only."""
 
@@ -138,7 +220,7 @@ class Store:
 
     # -- blobs: named by their own sha256 ----------------------------------------------------------
     def path_for(self, sha256: str) -> Path:
-        return self.root / "sha256" / sha256[:2] / sha256
+        return self.root / BLOBS / sha256[:2] / sha256
 
     def get(self, sha256: str) -> bytes | None:
         """The blob whose bytes hash to `sha256`, or None (absent, discarded as damaged, or
@@ -146,9 +228,10 @@ class Store:
         if not _is_hex64(sha256):
             return None
         path = self.path_for(sha256)
-        data = self._read(path)
-        if data is None:
+        read = self._read(path, BLOBS)
+        if read is None:
             return None
+        data = read[1]
         if sha256_hex(data) != sha256:
             self.discard(path, "its bytes no longer hash to its name")
             return None
@@ -171,8 +254,8 @@ class Store:
 
     # -- keyed entries: header line + payload --------------------------------------------------------
     def entry_path(self, kind: str, key: str) -> Path:
-        if not _is_hex64(key) or not kind.isidentifier():
-            raise ValueError(f"cache keys are 64 hex digits and kinds identifiers: {kind}/{key}")
+        if not _is_hex64(key) or kind not in MAX_BYTES or kind == BLOBS:
+            raise ValueError(f"cache keys are 64 hex digits and kinds in MAX_BYTES: {kind}/{key}")
         return self.root / kind / key[:2] / key
 
     def get_entry(self, kind: str, key: str, *, signed: bool = True) -> bytes | None:
@@ -180,19 +263,12 @@ class Store:
         `signed`, carries this cache's signature), else None. Pass signed=False only where the
         caller checks the payload against a hash recorded outside the cache."""
         path = self.entry_path(kind, key)
-        data = self._read(path)
-        if data is None:
+        read = self._read(path, kind)
+        if read is None:
             return None
-        head, newline, payload = data.partition(b"\n")
-        if head.startswith(b"itm-store/") and not head.startswith(HEADER):
-            self._discard_batch(path, kind, "written by an older version of the generator")
-            return None
-        try:
-            fields = json.loads(head.removeprefix(HEADER)) if head.startswith(HEADER) else None
-        except ValueError:
-            fields = None
+        fields, payload = read
         expected = self._header(kind, key, payload, signed=signed)
-        if not newline or not isinstance(fields, dict) or fields.keys() != expected.keys():
+        if fields.keys() != expected.keys():
             self.discard(path, "its header does not vouch for its content")
             return None
         mac = fields.pop("mac", "")
@@ -245,16 +321,14 @@ class Store:
         path = self.key_path
         for _ in range(2):
             try:
-                key = read_regular(path)
-            except FileNotFoundError:
-                key = b""
-            except OSError as error:
+                key = _key_file(path)
+            except OSError as error:  # unreadable: left as it is
                 LOG.warning("Inside the Model: cannot read %s (%s)", path, error.strerror or error)
                 return self._process_key()
-            if len(key) == KEY_BYTES:
+            if key is not None and len(key) == KEY_BYTES:
                 return key
             try:
-                if key:
+                if key is not None:
                     LOG.warning("Inside the Model: %s is not a cache key; making a new one", path)
                     path.unlink(missing_ok=True)
                 _create_exclusive(path, os.urandom(KEY_BYTES))
@@ -346,19 +420,24 @@ class Store:
         with contextlib.suppress(OSError):  # a read-only cache
             os.utime(path)
 
-    def _read(self, path: Path) -> bytes | None:
+    def _read(self, path: Path, kind: str) -> tuple[dict[str, object], bytes] | None:
+        """The header fields and payload of the `kind` entry at `path` (_read_entry), or None:
+        absent, or discarded as damaged."""
         try:
-            data = read_regular(path)
+            read = _read_entry(path, kind)
             self._touch(path)  # used by this build: kept by prune()
-            return data
+            return read
         except FileNotFoundError:
             return None
         except NotADirectoryError:  # a file where a folder of the layout should be
             self.discard(self._blocking_parent(path), "a file stands where a folder belongs")
-            return None
-        except OSError as error:  # a directory in its place, unreadable, I/O error
-            self.discard(path, f"unreadable: {error.strerror or error}")
-            return None
+        except _Foreign as why:
+            self._discard_batch(path, kind, str(why))
+        except _Damaged as why:
+            self.discard(path, str(why))
+        except OSError as error:  # not a file (a directory, a FIFO), too large, unreadable
+            self.discard(path, f"{error.strerror or error}")
+        return None
 
     def _blocking_parent(self, path: Path) -> Path:
         for parent in path.parents:

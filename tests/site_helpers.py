@@ -124,11 +124,25 @@ def patched_mkdocs(patches: dict[str, str]) -> str:
 
 
 def mkdocs_build(
-    site_dir: Path, *, config_dir: Path = ROOT, blocked: tuple[str, ...] = ("torch",), **env: str
+    site_dir: Path,
+    *,
+    config_dir: Path = ROOT,
+    blocked: tuple[str, ...] = ("torch",),
+    max_memory: int | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess:
     """`mkdocs build` as a reader would run it, with torch (and any other package `blocked`
-    names) made unimportable (see BLOCKING_MKDOCS); returns the finished process."""
+    names) made unimportable (see BLOCKING_MKDOCS); returns the finished process. `max_memory`:
+    the bytes of address space it may take (RLIMIT_AS), so a build that tries to read a huge
+    file whole stops with MemoryError instead of taking the machine."""
     script = BLOCKING_MKDOCS.format(blocked=sorted(blocked))
+
+    def cap_memory() -> None:
+        import resource
+
+        if max_memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+
     return subprocess.run(
         [sys.executable, "-c", script, "build", "--site-dir", str(site_dir)],
         cwd=config_dir,
@@ -136,6 +150,7 @@ def mkdocs_build(
         capture_output=True,
         text=True,
         timeout=600,
+        preexec_fn=cap_memory,
     )
 
 

@@ -109,6 +109,16 @@ def _directory(path: Path) -> None:
     (path / "x").mkdir(parents=True)
 
 
+HUGE = 16 << 30  # sparse (no disk used), twice the build's memory cap: read whole, it stops it
+BUILD_MEMORY = 8 << 30  # address space a tampered build may take (it runs in under 3 GB)
+
+
+def _huge(files: list[Path]) -> None:
+    """Each file grown to 16 GB: one such memo entry ran every build out of memory (issue 35)."""
+    for path in files:
+        os.truncate(path, HUGE)
+
+
 TAMPER = {
     "figure-garbage": ("figure", lambda files: [_garbage(f) for f in files]),
     "figures-swapped": ("figure", _rotate),
@@ -119,12 +129,18 @@ TAMPER = {
         lambda files: [f.write_bytes(f.read_bytes()[:100]) for f in files],
     ),
     "blob-is-a-directory": ("sha256", lambda files: [_directory(f) for f in files]),
+    "figures-huge": ("figure", _huge),
+    "typeset-huge": ("katex", _huge),
+    "templates-huge": ("jinja", _huge),
+    "excerpts-huge": ("excerpts", _huge),
+    "blobs-huge": ("sha256", _huge),
 }
 # Damage in different folders, several kinds per build (a build each would be slow for CI).
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
     "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
     "garbage": ("figure-garbage",),
+    "huge": ("figures-huge", "typeset-huge", "templates-huge", "excerpts-huge", "blobs-huge"),
 }
 
 
@@ -168,8 +184,13 @@ def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(
         )
         assert files, f"nothing the build read is cached under {folder}"
         tamper(files)
-    result = mkdocs_build(tmp_path / "site", ITM_CACHE_DIR=str(cache), SITE_URL=TEST_SITE_URL)
-    assert result.returncode == 0, result.stderr
+    result = mkdocs_build(
+        tmp_path / "site",
+        max_memory=BUILD_MEMORY,
+        ITM_CACHE_DIR=str(cache),
+        SITE_URL=TEST_SITE_URL,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     for folder in {TAMPER[case][0] for case in ROUNDS[round_]}:
         assert f"{cache / folder}" in result.stderr and "discarded" in result.stderr, folder

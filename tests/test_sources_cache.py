@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -224,3 +226,81 @@ def test_a_damaged_build_record_only_delays_pruning(tmp_path: Path) -> None:
         (tmp_path / "builds.json").write_bytes(junk)
         assert store.prune(5000.0, keep=set()) == 0
         assert json.loads((tmp_path / "builds.json").read_text()) == [5000.0]
+
+
+# -- bounded reads (issue 35): a 3 GB file in the cache OOM-killed every build until cleared ------
+HUGE = 3 << 30  # 3 GB, made sparse with truncate: no disk used
+# Reads the entries given as {kind: key} from the cache given, in a process that cannot take
+# 512 MB: a store that reads a 3 GB file whole stops with MemoryError instead of eating the
+# machine. Prints {kind: what the read returned was None}.
+CAPPED_READS = """
+import json, logging, resource, sys, time
+from pathlib import Path
+
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+from generator.store import BLOBS, Store
+
+store, keys = Store(Path(sys.argv[1])), json.loads(sys.argv[2])
+found = {
+    kind: store.get(key) if kind == BLOBS else store.get_entry(kind, key, signed=kind != "excerpts")
+    for kind, key in keys.items()
+}
+store.prune(time.time(), keep=set())  # reads builds.json
+store.put_entry("figure", "ab" * 32, b"<svg/>")  # reads CACHE.key
+print(json.dumps({kind: value is None for kind, value in found.items()}))
+"""
+
+
+def capped_reads(root: Path, keys: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", CAPPED_READS, str(root), json.dumps(keys)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_huge_file_in_the_cache_is_discarded_unread_whatever_its_kind(tmp_path: Path) -> None:
+    """Every kind of entry, the blobs and builds.json grown to 3 GB (one memo entry did it): each
+    is refused by its size before a byte is read, discarded with a warning and rebuilt."""
+    from generator.store import BLOBS, BUILDS_FILE, MAX_BYTES
+
+    store, keys = Store(tmp_path / "cache"), {}
+    for kind in MAX_BYTES:
+        keys[kind] = store.put(b"a blob") if kind == BLOBS else sha256(kind)
+        if kind != BLOBS:
+            store.put_entry(kind, keys[kind], b"payload", signed=kind != "excerpts")
+    paths = {
+        k: store.path_for(v) if k == BLOBS else store.entry_path(k, v) for k, v in keys.items()
+    }
+    for path in [*paths.values(), store.root / BUILDS_FILE]:
+        path.touch()
+        os.truncate(path, HUGE)
+    done = capped_reads(store.root, keys)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == dict.fromkeys(MAX_BYTES, True)
+    for kind, path in paths.items():
+        assert f"{path} discarded (larger than" in done.stderr, kind
+        assert not path.exists(), kind
+    assert (store.root / BUILDS_FILE).stat().st_size < 100  # rewritten
+    store.put_entry("memo_page", keys["memo_page"], b"{}")
+    assert store.get_entry("memo_page", keys["memo_page"]) == b"{}"  # rebuilt
+
+
+@pytest.mark.parametrize("damage", ["huge", "fifo", "empty"])
+def test_a_key_file_that_cannot_be_a_key_is_replaced(tmp_path: Path, damage: str) -> None:
+    """CACHE.key is read as a regular file of exactly 32 bytes: a 3 GB one was read whole (out
+    of memory), a FIFO left every build on a key of its own (nothing cached survived it), and an
+    empty one was never replaced."""
+    store = Store(tmp_path / "cache")
+    if damage == "fifo":
+        os.mkfifo(store.key_path)
+    else:
+        store.key_path.touch()
+        os.truncate(store.key_path, HUGE if damage == "huge" else 0)
+    done = capped_reads(store.root, {})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "is not a cache key; making a new one" in done.stderr
+    assert store.key_path.is_file() and store.key_path.stat().st_size == 32
+    assert Store(store.root).get_entry("figure", "ab" * 32) == b"<svg/>"  # signed with it
