@@ -26,9 +26,11 @@ states; CACHE.key is a regular file of KEY_BYTES. A 3 GB file in the cache is ne
 
 Whatever is wrong with an entry (bad hash, garbage, too large, a directory in its place,
 unreadable), it is discarded with a one-line warning on the "itm.cache" logger and the caller
-rebuilds it: a cache problem never stops a build. A cache that cannot be written (read-only) is
-warned about once and the build goes on without caching. Writes go to a temp file in the same
-folder, are fsynced and renamed into place, so no reader ever sees a partial file.
+rebuilds it: a cache problem never stops a build (a cache folder that cannot be one, a path too
+long or a file in its way, is an InputError when the Store is made). A cache that cannot be
+written (read-only) is warned about once and the build goes on without caching. Writes go to a
+temp file in the same folder, are fsynced and renamed into place, so no reader ever sees a
+partial file.
 
 The cache defends against corruption, interrupted writes, stale, mixed-up and forged entries;
 what it trusts is the checkout and CACHE.key beside the cache, not the cache folder's contents.
@@ -73,6 +75,10 @@ MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest s
     "memo_page": 1 << 20,  # a filled page's blob and description (0.6 KB)
     "sha256_memo": 1 << 20,  # a checkpoint's identity and hash (0.3 KB)
 }
+NAME_MAX = 255  # bytes in one file name (Linux and macOS file systems)
+PATH_MAX = 4096  # bytes in a path (Linux)
+ENTRY_PATH_BYTES = 96  # what the store adds below its folder: /katex_formula/ab/<64 hex digits>
+SETTING = "ITM_CACHE_DIR (or cache_dir in mkdocs.yml, or an itm command's --cache-dir)"
 _HEX = frozenset("0123456789abcdef")
 _UNWRITABLE: set[str] = set()  # caches found read-only in this process: said once, not per Store
 _PROCESS_KEYS: dict[str, bytes] = {}  # CACHE.key path -> this process's key, where it failed
@@ -134,7 +140,7 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     """Write `data` to a new file at `path`, mode 0600, all or nothing: FileExistsError when a
     file is already there (written in full by whoever made it; the link is atomic)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:  # mkstemp's files are 0600
             handle.write(data)
@@ -203,17 +209,49 @@ def _key_file(path: Path) -> bytes | None:
         raise
 
 
+def _too_long(root: Path) -> str | None:
+    """What in `root` is too long for a file system, or None: a name in its path, its key
+    file's name beside it, or the whole path with the entries below it."""
+    longest = max(len(os.fsencode(name)) for name in root.parts)
+    length, limit = len(os.fsencode(root)), PATH_MAX - ENTRY_PATH_BYTES
+    if longest > NAME_MAX:
+        return f"a name in its path is {longest:,} bytes long, over the {NAME_MAX} a name may have"
+    if len(os.fsencode(root.name)) + len(".key") > NAME_MAX:
+        return f"its name and .key (its key file beside it) are over the {NAME_MAX} bytes allowed"
+    if length > limit:
+        return f"its path is {length:,} bytes long; the entries below it need under {limit:,}"
+    return None
+
+
+def _unusable(root: Path) -> tuple[str, str] | None:
+    """Why `root` cannot be a cache folder and the fix, or None. A folder not there yet is made
+    by the first write."""
+    too_long = _too_long(root)
+    if too_long is not None:
+        return too_long, f"set {SETTING} to a shorter path"
+    in_the_way = f"remove the file in the way, or set {SETTING} to a folder; the build fills it"
+    try:
+        if not stat.S_ISDIR(os.stat(root).st_mode):
+            return "the cache directory is a file, not a directory", in_the_way
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return "a file stands where a folder of its path should be", in_the_way
+    except OSError as error:
+        problem = f"cannot use it as the cache directory ({error.strerror or error})"
+        return problem, f"set {SETTING} to a folder this user can read and write"
+    return None
+
+
 class Store:
     """One cache directory. Every method is safe to call when the cache is damaged or read-only."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        if self.root.exists() and not self.root.is_dir():
-            raise InputError(
-                f"the cache directory {self.root} is a file, not a directory",
-                file=str(self.root),
-                fix="point ITM_CACHE_DIR at a directory (or remove the file); the build fills it",
-            )
+        unusable = _unusable(self.root)
+        if unusable is not None:
+            problem, fix = unusable
+            raise InputError(problem, file=str(self.root), fix=fix)
         self._unwritable = False
         self._key: bytes | None = None
         self._foreign_kinds: set[str] = set()

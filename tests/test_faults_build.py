@@ -197,14 +197,25 @@ def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(
     assert tree_digest(tmp_path / "site") == tree_digest(built_site)
 
 
-def test_a_cache_dir_that_is_a_file_stops_the_build_clearly(built_site, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("cache", "problem"),
+    [
+        ("cache", "is a file, not a directory"),
+        ("a" * 300, "a name in its path is 300 bytes long"),  # was an ENAMETOOLONG traceback
+    ],
+    ids=["a-file", "a-name-too-long"],
+)
+def test_a_cache_dir_that_cannot_be_one_stops_the_build_clearly(
+    built_site, tmp_path, cache: str, problem: str
+) -> None:
     site = tmp_path / "site"
     shutil.copytree(built_site, site)
     before = tree_digest(site)
-    (tmp_path / "cache").write_text("not a folder")
-    result = mkdocs_build(site, ITM_CACHE_DIR=str(tmp_path / "cache"))
+    if cache == "cache":
+        (tmp_path / cache).write_text("not a folder")
+    result = mkdocs_build(site, ITM_CACHE_DIR=str(tmp_path / cache))
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert "is a file, not a directory" in result.stderr and "fix:" in result.stderr
+    assert problem in result.stderr and "fix: " in result.stderr
     assert tree_digest(site) == before
 
 

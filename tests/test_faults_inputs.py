@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -149,6 +150,43 @@ def test_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
     file.write_text("x")
     with pytest.raises(InputError, match="is a file, not a directory"):
         Store(file)
+    with pytest.raises(InputError, match="a file stands where a folder of its path should be"):
+        Store(file / "cache")
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("a" * 300, "a name in its path is 300 bytes long, over the 255"),
+        ("a" * 253, "its name and .key (its key file beside it) are over the 255 bytes"),
+        ("/".join(["a" * 200] * 21), "bytes long; the entries below it need under 4,000"),
+    ],
+    ids=["name", "key-file-name", "path"],
+)
+def test_a_cache_dir_too_long_for_the_file_system_is_named_with_the_fix(
+    tmp_path: Path, name: str, problem: str, capsys, monkeypatch
+) -> None:
+    """ITM_CACHE_DIR with a name over 255 bytes was an OSError traceback (ENAMETOOLONG) from
+    every build and every itm command that opens the cache; one of 253 left the key file beside
+    it impossible to make; a path over PATH_MAX failed each entry below it."""
+    cache = tmp_path / name
+    with pytest.raises(InputError, match=re.escape(problem)) as caught:
+        Store(cache)
+    assert caught.value.file == str(cache)
+    assert caught.value.fix.startswith("set ITM_CACHE_DIR (or cache_dir in mkdocs.yml, or an itm")
+    monkeypatch.setenv("ITM_CACHE_DIR", str(cache))
+    err = run_cli(["verify", "--offline", "--lock", str(LOCK)], capsys)
+    assert problem in err and "fix: set ITM_CACHE_DIR" in err
+
+
+def test_a_cache_dir_of_the_longest_name_allowed_keeps_its_key(tmp_path: Path, caplog) -> None:
+    """251 bytes and .key make a name of 255: the key file's temporary name (the key file's
+    name, a random part and .tmp) was longer, so no key was ever made and nothing signed lasted
+    past the build."""
+    store = Store(tmp_path / ("a" * 251))
+    store.put_entry("figure", "ab" * 32, b"<svg/>")
+    assert store.key_path.stat().st_size == 32 and not caplog.records
+    assert Store(store.root).get_entry("figure", "ab" * 32) == b"<svg/>"
 
 
 @pytest.mark.parametrize(
