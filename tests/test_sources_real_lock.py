@@ -8,6 +8,7 @@ Network: pypi.org and files.pythonhosted.org only (skipped, with the reason, whe
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 import json
@@ -273,6 +274,57 @@ def test_the_llama_sizes_are_the_pinned_config_lines(excerpts, monkeypatch) -> N
     assert caught.value.entry == "llama-2-7b.intermediate_size" and "11008" in caught.value.problem
     with pytest.raises(InputError, match="is not pinned"):
         sizes.check_pinned({}, file="sources/lock.toml")
+
+
+def another(value: int | float | bool | None) -> int | float | bool:
+    """A value of the kind a size row holds, other than `value`: a window for None."""
+    if value is None:
+        return 4096
+    if isinstance(value, bool):
+        return not value
+    return value * 2
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "mistral-7b-v0.1"])
+def test_every_field_of_a_llama_size_row_is_checked(excerpts, monkeypatch, name: str) -> None:
+    """Issue 35: a field no pinned config line declares was never checked: Mistral with
+    attention_bias and mlp_bias True published 7,243,108,352 parameters, a Llama 2 sliding_window
+    of 4096 reached the notation table. Now each field of each row, changed, stops the build
+    naming the row and the field: checked against the pinned lines, or, where they declare
+    none, held to the one value the family models then (refused in sizes.py)."""
+    from generator.models.llama import sizes
+
+    texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+    row = sizes.DEFAULTS[name]
+    declared = sizes.defaults_in(texts[row.pinned])
+    for field, value in row.fields.items():
+        changed = dict(row.fields, **{field: another(value)})
+        monkeypatch.setitem(sizes.DEFAULTS, name, dataclasses.replace(row, fields=changed))
+        with pytest.raises(InputError) as caught:
+            sizes.check_pinned(texts, file="sources/lock.toml")
+        error = caught.value
+        assert error.entry == f"{name}.{field}" and error.fix, error.render()
+        if field not in declared and field != "rope_theta":  # told in the table's own file
+            assert error.file == sizes.SIZES_FILE and repr(value) in error.fix, error.render()
+    monkeypatch.setitem(sizes.DEFAULTS, name, row)
+    sizes.check_pinned(texts, file="sources/lock.toml")  # the table as it is passes
+
+
+@pytest.mark.parametrize("line", ["vocab_size", "rope_parameters"])
+def test_a_size_field_whose_pinned_line_is_gone_is_refused(excerpts, line: str) -> None:
+    """A field the pinned lines stop declaring (re-pinned to a narrower range) is no longer
+    skipped: nothing would check it. rope_theta is the class's default_theta only while
+    rope_parameters is None, so without that line it is unchecked too."""
+    from generator.models.llama import sizes
+
+    texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+    pin = sizes.DEFAULTS["llama-2-7b"].pinned
+    kept = [text for text in texts[pin].split("\n") if not text.strip().startswith(f"{line}:")]
+    assert len(kept) < len(texts[pin].split("\n"))
+    with pytest.raises(InputError) as caught:
+        sizes.check_pinned({**texts, pin: "\n".join(kept)}, file="sources/lock.toml")
+    field = "rope_theta" if line == "rope_parameters" else line
+    assert caught.value.entry == f"llama-2-7b.{field}" and "nothing checks" in caught.value.problem
 
 
 @pytest.mark.parametrize("repo", ["openai/gpt-2", "huggingface/transformers"])

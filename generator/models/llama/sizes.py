@@ -195,10 +195,22 @@ def _number(node: ast.expr) -> Value:
     raise ValueError("not a plain number")
 
 
+# A field the pinned lines of a config class do not declare has the one value the family models
+# when the class lacks it: MistralConfig declares no attention_bias or mlp_bias (its projections
+# have no bias), LlamaConfig no sliding_window (every earlier position is seen). Any other value
+# would reach a page with nothing to check it against.
+WHEN_UNDECLARED: dict[str, Value] = {
+    "attention_bias": False,
+    "mlp_bias": False,
+    "sliding_window": None,
+}
+
+
 def check_pinned(texts: Mapping[str, str], *, file: str) -> None:
     """Each size's defaults against the pinned lines of transformers (excerpt id -> text): every
-    field the lines declare must have the value DEFAULTS gives it, or the build stops (the sizes
-    are read from pinned code, not typed in)."""
+    field of a row must have the value the lines declare for it, or, for a field they do not
+    declare, the value WHEN_UNDECLARED gives; a field neither covers is refused, so no value of
+    the table reaches a page unchecked (the sizes are read from pinned code, not typed in)."""
     for needed in (THETA_PIN, *(row.pinned for row in DEFAULTS.values())):
         if needed not in texts:
             raise InputError(
@@ -209,22 +221,41 @@ def check_pinned(texts: Mapping[str, str], *, file: str) -> None:
             )
     theta = defaults_in(texts[THETA_PIN]).get("default_theta")
     for name, row in DEFAULTS.items():
-        pinned = {**defaults_in(texts[row.pinned]), "rope_theta": theta}
+        pinned = defaults_in(texts[row.pinned])
+        if "rope_parameters" in pinned and pinned["rope_parameters"] is None:
+            pinned["rope_theta"] = theta  # no rope_parameters: the class takes default_theta
         for field, value in row.fields.items():
-            if field in pinned and pinned[field] != value:
+            if field in pinned:
+                if pinned[field] != value:
+                    raise InputError(
+                        f"size {name!r}: {row.config_class}'s pinned lines give {field} ="
+                        f" {pinned[field]!r}, the family's table says {value!r}",
+                        file=file,
+                        entry=f"{name}.{field}",
+                        fix=f"make {SIZES_FILE} agree with the pinned lines (or re-pin"
+                        f" {row.pinned} if upstream changed)",
+                    )
+            elif field not in WHEN_UNDECLARED:
                 raise InputError(
-                    f"size {name!r}: {row.config_class}'s pinned lines give {field} ="
-                    f" {pinned[field]!r}, the family's table says {value!r}",
+                    f"size {name!r}: the pinned lines of {row.config_class} ({row.pinned}) declare"
+                    f" no {field}, so nothing checks the table's {value!r}",
                     file=file,
                     entry=f"{name}.{field}",
-                    fix="make generator/models/llama/sizes.py agree with the pinned lines (or"
-                    f" re-pin {row.pinned} if upstream changed)",
+                    fix=f"pin the lines of {row.config_class} that declare {field}"
+                    + (" (and rope_parameters = None)" if field == "rope_theta" else ""),
                 )
-        missing = [f for f in ("vocab_size", "hidden_size", "num_hidden_layers") if f not in pinned]
-        if missing:
-            raise InputError(
-                f"size {name!r}: the pinned lines of {row.config_class} declare no {missing[0]}",
-                file=file,
-                entry=row.pinned,
-                fix="pin the lines that declare the class's defaults",
-            )
+            elif not _same(value, supported := WHEN_UNDECLARED[field]):
+                raise InputError(
+                    f"size {name!r}: {row.config_class} declares no {field} in its pinned lines"
+                    f" ({row.pinned}), and without one the family models {field} ="
+                    f" {supported!r} only, not {value!r}",
+                    file=SIZES_FILE,
+                    entry=f"{name}.{field}",
+                    fix=f"set {field} to {supported!r} in the row, or pin the lines of"
+                    f" {row.config_class} that declare it if upstream added it",
+                )
+
+
+def _same(value: Value, supported: Value) -> bool:
+    """The same value of the same type (0 is not False, and nothing but None is None)."""
+    return type(value) is type(supported) and value == supported
