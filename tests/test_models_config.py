@@ -196,11 +196,18 @@ FIELD_NAMES = {"rope_theta": "rope_theta", "rms_norm_eps": "norm_eps"}  # transf
         {"rope_theta": float("inf")},
         {"rope_theta": float("nan")},
         {"rms_norm_eps": float("inf")},
+        {"max_position_embeddings": float("inf")},
+        {"hidden_size": float("-inf")},
+        {"sliding_window": float("nan")},
+        {"tie_word_embeddings": float("inf")},
+        {"attention_bias": "no", "mlp_bias": "no"},  # bool("no") is True
     ],
 )
 def test_a_llama_row_with_a_fraction_or_an_infinity_is_refused(change) -> None:
     """Issue 24's re-run: 32.9 heads were read as 32 and a hidden size of 4096.5 as 4096 (int()
-    truncates), and an infinite RoPE base was accepted: the pages would print another model."""
+    truncates), and an infinite RoPE base was accepted: the pages would print another model.
+    Issue 35: an infinite whole number (a context length) stopped `itm numbers` and the build
+    with an OverflowError traceback, and bool() made True of an infinity or "no"."""
     from generator.models.llama.sizes import Defaults, from_transformers
 
     row = DEFAULTS["mistral-7b-v0.1"]

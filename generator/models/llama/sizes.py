@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from math import isfinite
 
 from generator.errors import InputError
 from generator.models.config import ModelConfig
@@ -89,7 +90,7 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
 
     def number(key: str, kind: type[int] | type[float]) -> int | float:
         value = f[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not isfinite(value):
             raise refuse(key, f"is {value!r}, not a number", "write the number transformers sets")
         if kind is int and value != int(value):  # 32.9 heads were read as 32
             raise refuse(key, f"is {value!r}, not a whole number", "write a whole number")
@@ -98,7 +99,13 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
     def whole(key: str) -> int:
         return int(number(key, int))
 
-    if f["attention_bias"] != f["mlp_bias"]:
+    def flag(key: str) -> bool:
+        value = f[key]
+        if not isinstance(value, bool):  # bool() made True of inf, "no" or [0]
+            raise refuse(key, f"is {value!r}, not True or False", "write True or False")
+        return value
+
+    if flag("attention_bias") != flag("mlp_bias"):
         raise refuse(
             "attention_bias",
             f"is {f['attention_bias']!r} and mlp_bias {f['mlp_bias']!r}: biases on attention "
@@ -127,8 +134,8 @@ def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
             norm="rmsnorm",
             mlp="swiglu",
             positions="rope",
-            bias=bool(f["attention_bias"]),
-            tied_embeddings=bool(f["tie_word_embeddings"]),
+            bias=flag("attention_bias"),
+            tied_embeddings=flag("tie_word_embeddings"),
             names=NAMES,
             **fields,  # type: ignore[arg-type]
         )
