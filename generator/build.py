@@ -16,6 +16,7 @@ ProperDocs or another engine builds. Either way a page's markdown is filled from
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +33,52 @@ UrlFor = Callable[[str], "str | None"]  # a docs path -> its address relative to
 
 @dataclass(frozen=True)
 class PageSource:
-    """One docs page as the generator reads it."""
+    """One docs page as the generator reads it; InputError when a front matter key the
+    generator (or the theme's main.html) reads holds a value of the wrong kind."""
 
     src_uri: str  # "components/attention.md"
     markdown: str  # without its front matter
     meta: Mapping[Any, Any]  # its front matter (YAML keys need not be strings)
     url_for: UrlFor  # addresses of other docs files, relative to this page
+
+    def __post_init__(self) -> None:
+        check_front_matter(self.meta, page=f"docs/{self.src_uri}")
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_paths(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(path, str) for path in value)
+
+
+def _is_depth(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+# The front matter keys read here and in overrides/main.html: a test of the value, what it must
+# be, and an example. `component: [x]` or `page_css: 5` stopped the build with a TypeError.
+FRONT_MATTER: dict[str, tuple[Callable[[object], bool], str, str]] = {
+    "family": (_is_text, "a family's name", "llama"),
+    "component": (_is_text, "a component's key", "attention"),
+    "page_css": (_is_paths, "a list of docs paths", "[assets/walkthrough.css]"),
+    "page_js": (_is_paths, "a list of docs paths", "[assets/walkthrough.js]"),
+    "toc_depth": (_is_depth, "a whole number from 1", "2"),
+}
+
+
+def check_front_matter(meta: Mapping[Any, Any], *, page: str) -> None:
+    """An InputError naming the page and the key when a key of FRONT_MATTER has a value of
+    another kind."""
+    for key, (fits, what, example) in FRONT_MATTER.items():
+        if key in meta and not fits(meta[key]):
+            raise InputError(
+                f"front matter {key}: {reprlib.repr(meta[key])} is not {what}",
+                file=page,
+                entry=key,
+                fix=f"write `{key}: {example}`",
+            )
 
 
 @dataclass

@@ -308,17 +308,17 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             target = files.get_file_from_path(docs_path)
             return get_relative_url(target.url, page.file.url) if target else None
 
-        for key in PAGE_ASSETS:  # overrides/main.html links these; a typo must not be a 404
-            for path in page.meta.get(key, []):
-                if files.get_file_from_path(path) is None:
-                    raise PluginError(
-                        f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
-                        f"which is not in docs/ (fix: a docs path such as assets/site.css)"
-                    )
-        source = PageSource(page.file.src_uri, markdown, dict(page.meta), url_for)
         try:
+            source = PageSource(page.file.src_uri, markdown, dict(page.meta), url_for)
+            for key in PAGE_ASSETS:  # overrides/main.html links these; a typo must not be a 404
+                for path in page.meta.get(key, []):
+                    if files.get_file_from_path(path) is None:
+                        raise PluginError(
+                            f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
+                            f"which is not in docs/ (fix: a docs path such as assets/site.css)"
+                        )
             filled: FilledPage = self.build.fill(source, [(f.src_uri, f.url) for f in files])
-        except InputError as error:
+        except InputError as error:  # a front matter value of the wrong kind, a bad block
             raise PluginError(f"Inside the Model: {error}") from None
         if filled.description is not None:
             page.meta["description"] = filled.description

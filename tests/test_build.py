@@ -242,6 +242,25 @@ def test_a_page_asset_that_does_not_exist_stops_the_build(tmp_path: Path) -> Non
     assert not (project / "site").exists()
 
 
+@pytest.mark.parametrize("front", ["page_css: 5", "component: [x]", "family: gtp2"])
+def test_front_matter_of_the_wrong_kind_stops_the_build_naming_page_and_key(
+    tmp_path: Path, front: str
+) -> None:
+    """Issue 35: `page_css: 5` failed in the plugin's own asset check, `component: [x]` in the
+    page's macros, each with a TypeError traceback; an unknown family named no page."""
+    project = project_copy(tmp_path)
+    page = project / "docs" / "forward-pass.md"
+    key = front.split(":")[0]
+    lines = [line for line in page.read_text().split("\n") if not line.startswith(f"{key}:")]
+    assert lines[0] == "---"
+    page.write_text("\n".join(["---", front, *lines[1:]]))
+    result = mkdocs_build(project / "site", config_dir=project)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in message, message
+    assert f"docs/forward-pass.md, entry '{key}': " in message, message
+    assert not (project / "site").exists()
+
+
 def test_the_test_builds_fail_when_a_build_imports_torch(tmp_path: Path) -> None:
     """mkdocs_build makes torch unimportable; a site whose hook imports it must fail, even when
     the hook swallows the ImportError."""

@@ -586,3 +586,43 @@ def test_a_rewritten_output_keeps_its_permissions_and_a_new_one_gets_the_umasks(
     finally:
         os.umask(umask)
     assert ((tmp_path / "new.toml").stat().st_mode & 0o777) == 0o644
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("component", ["x"]),
+        ("component", {"key": "attention"}),
+        ("page_css", 5),
+        ("page_css", [5]),
+        ("page_css", None),
+        ("page_js", "assets/walkthrough.js"),
+        ("family", ["llama"]),
+        ("toc_depth", "2"),
+        ("toc_depth", True),
+    ],
+)
+def test_front_matter_of_the_wrong_kind_names_the_page_and_the_key(key: str, value) -> None:
+    """Issue 35: `component: [x]` (an unhashable key), `page_css: 5` or `page_css: [5]` stopped
+    the build with a TypeError traceback. Every page the plugin or `itm expand` fills is a
+    PageSource first: it names the page, the key, what the value must be and an example."""
+    from generator.build import PageSource
+
+    with pytest.raises(InputError) as caught:
+        PageSource("llama/walkthrough.md", "# A page\n", {key: value}, lambda path: None)
+    error = caught.value
+    assert (error.file, error.entry) == ("docs/llama/walkthrough.md", key)
+    assert "is not a" in error.problem and error.fix and error.fix.startswith(f"write `{key}: ")
+
+
+def test_the_front_matter_of_every_page_is_of_the_right_kind() -> None:
+    """The site's own pages pass the check (it refuses nothing they write)."""
+    from mkdocs.utils.meta import get_data
+
+    from generator.build import PageSource
+
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    for page in pages:
+        markdown, meta = get_data(page.read_text(encoding="utf-8"))
+        PageSource(str(page.relative_to(ROOT / "docs")), markdown, meta, lambda path: None)
+    assert len(pages) > 10

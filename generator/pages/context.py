@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from generator import blocks
 from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.errors import InputError
 from generator.inputs import BuildInputs
 from generator.models import get_family
 from generator.models.component import Component
@@ -42,15 +43,18 @@ class PageContext:
         self.src_path = src_path
         self.meta = meta
         self.url_for = url_for
-        self.family = get_family(str(meta.get("family", "gpt2")))  # front matter `family:`
+        try:
+            self.family = get_family(str(meta.get("family", "gpt2")))  # front matter `family:`
+        except InputError as error:  # told without the page
+            raise InputError(
+                error.problem, file=f"docs/{src_path}", entry="family", fix=error.fix
+            ) from None
         self.registry = self.family.registry
         self.by_key = self.family.by_key
         self.component: Component | None = self.by_key.get(meta.get("component", ""))
 
     def _component(self) -> Component:
         if self.component is None:
-            from generator.errors import InputError
-
             named = self.meta.get("component")
             raise InputError(
                 f"the page's front matter names component {named!r}, which does not exist"
