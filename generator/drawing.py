@@ -49,6 +49,7 @@ from typing import IO
 
 from generator.errors import InputError
 from generator.log import log
+from generator.settings import worker_environment
 from generator.store import Store
 
 MAX_WORKERS = 4  # processes drawing at once (each imports matplotlib: ~0.5 s, ~100 MB)
@@ -193,6 +194,7 @@ class Drawing:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,  # a file, read once it ended: a full pipe could block it
+            env=worker_environment(),  # MPLBACKEND pinned: nothing in the environment breaks it
         )
         self.processes.append(process)
         return process

@@ -129,6 +129,14 @@ class Settings:
         )
 
 
+def worker_environment() -> dict[str, str]:
+    """The environment a drawing worker runs in: this process's, with matplotlib's backend set
+    to Agg. Every figure is drawn to bytes (charts.pyplot selects Agg itself), so MPLBACKEND can
+    only break a worker: `MPLBACKEND=nonexistent` made its `import matplotlib` raise, and the
+    build quoted the worker's traceback."""
+    return {**os.environ, "MPLBACKEND": "agg"}
+
+
 def source_date_epoch(value: str) -> int:
     """SOURCE_DATE_EPOCH as seconds since 1970, or an InputError naming it: ASCII digits (as the
     reproducible-builds spec says; isdigit() also passes "²", which int() refuses) for a time

@@ -154,6 +154,22 @@ def started_worker(fifo: Path) -> int:
         os.close(descriptor)
 
 
+def matplotlib_backend() -> bytes:
+    """A drawing that imports matplotlib, as every figure does, and says which backend it got."""
+    import matplotlib
+
+    return matplotlib.get_backend().lower().encode()
+
+
+def test_a_worker_draws_whatever_mplbackend_says(tmp_path: Path, monkeypatch) -> None:
+    """Issue 35: `MPLBACKEND=nonexistent mkdocs build` failed with the worker's traceback (its
+    `import matplotlib` raised). The figures are bytes drawn by Agg whatever the reader's
+    environment wants for windows, so a worker always runs with MPLBACKEND=agg."""
+    monkeypatch.setenv("MPLBACKEND", "nonexistent")
+    figure = Figure("figures/backend.svg", f"{__name__}:matplotlib_backend", (), "4" * 64)
+    assert Drawing([figure], tmp_path, workers=1).files() == {"figures/backend.svg": b"agg"}
+
+
 def test_a_cancelled_drawing_stops_its_workers(tmp_path: Path) -> None:
     fifo = tmp_path / "started"
     os.mkfifo(fifo)
