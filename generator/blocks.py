@@ -11,6 +11,7 @@ rendered by its own template with `{{ field | block }}`.
 from __future__ import annotations
 
 import functools
+import traceback
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 import jinja2
 from markupsafe import Markup
 
+from generator.errors import InputError
 from generator.store import Store, key_of
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -96,8 +98,57 @@ def render(
     cache_dir: Path | None = None,
     overrides: str = OVERRIDES,
 ) -> str:
-    template = environment(custom_dir, cache_dir, overrides).get_template(block.template)
-    return template.render(block.context())
+    """The block through its template; an InputError naming the template's file, the line and
+    the fix when it cannot be read, compiled or rendered (a site's override with a syntax error,
+    an undefined variable or bytes that are not UTF-8 was a traceback)."""
+    env = environment(custom_dir, cache_dir, overrides)
+    try:
+        return env.get_template(block.template).render(block.context())
+    except InputError:  # a block inside this one, told already
+        raise
+    except Exception as error:
+        raise _template_error(env, block, error) from None
+
+
+def _template_error(env: jinja2.Environment, block: Block, error: Exception) -> InputError:
+    """What went wrong in which template file, at which line, and how to fix it."""
+    searched = [Path(folder) for folder in getattr(env.loader, "searchpath", [])]
+    file, line = _where(error, searched)
+    if file is None:  # not read yet: the file the loader looks at first
+        file = next((f / block.template for f in searched if (f / block.template).is_file()), None)
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        problem = error.message or "a syntax error"
+    elif isinstance(error, UnicodeDecodeError):
+        problem = f"not UTF-8 text (byte 0x{error.object[error.start]:02X})"
+        line = error.object.count(b"\n", 0, error.start) + 1
+    else:
+        problem = f"{type(error).__name__}: {error}"
+    if file is None or file.is_relative_to(TEMPLATES):
+        fix = "restore the generator's template from git (generator/templates/)"
+    elif isinstance(error, UnicodeDecodeError):
+        fix = "save the site's template as UTF-8, or delete it to use the generator's own"
+    else:
+        fix = (
+            f"correct the site's template (its variables: {', '.join(block.context())}), or"
+            " delete it to use the generator's own"
+        )
+    return InputError(
+        f"line {line}: {problem}" if line else problem,
+        file=str(file or block.template),
+        fix=fix,
+    )
+
+
+def _where(error: Exception, searched: list[Path]) -> tuple[Path | None, int | None]:
+    """The template file and line an error comes from: a syntax error says; a runtime error's
+    traceback has the template's lines as frames (Jinja rewrites them so)."""
+    if isinstance(error, jinja2.TemplateSyntaxError) and error.filename:
+        return Path(error.filename), error.lineno
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = Path(frame.filename)
+        if any(path.is_relative_to(folder) for folder in searched):
+            return path, frame.lineno
+    return None, None
 
 
 @dataclass(frozen=True)

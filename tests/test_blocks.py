@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from generator import blocks
+from generator.errors import InputError
 from generator.render.diagram import architecture_map
 from tests.site_helpers import ROOT
 
@@ -47,6 +50,51 @@ def test_a_nested_block_is_rendered_by_its_own_overridable_template(tmp_path: Pa
     )
     html = blocks.render(header, tmp_path)
     assert "<p class=mine>1</p>" in html and "H' = H" in html
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        (b"<p>\n{% if code %}\n{{ code }\n", ("line 3: unexpected '}'", "its variables: learned")),
+        (b"<p>{{ code }}</p>\n{{ coed }}\n", ("line 2: UndefinedError: 'coed' is undefined",)),
+        (b"<p>{{ code }}</p>\n\n\xe9t\xe9\n", ("line 3: not UTF-8 text (byte 0xE9)", "as UTF-8")),
+    ],
+)
+def test_a_broken_override_names_its_file_line_and_fix(tmp_path: Path, template, said) -> None:
+    """Issue 35: a site's template with a syntax error, an undefined variable or bytes that are
+    not UTF-8 stopped the build with a traceback. The override here is a block inside another
+    (the header's call site): the error names the inner template's own file."""
+    (tmp_path / "itm").mkdir()
+    (tmp_path / "itm" / "callsite.html").write_bytes(template)
+    header = blocks.ComponentHeader(
+        kicker="k",
+        title="T",
+        callsite=callsite(),
+        role="r",
+        formula=blocks.Markup(""),
+        shapes=blocks.Markup(""),
+        diagram=small_map(),
+    )
+    with pytest.raises(InputError) as caught:
+        blocks.render(header, tmp_path)
+    error = caught.value
+    assert error.file == str(tmp_path / "itm" / "callsite.html"), error.render()
+    assert all(part in error.render() for part in said), error.render()
+    assert error.fix and "delete it to use the generator's own" in error.fix
+
+
+def test_a_broken_template_of_the_generator_says_restore_it(tmp_path: Path, monkeypatch) -> None:
+    """The generator's own template (no override): the fix is git, not the site."""
+    (tmp_path / "callsite.html").write_text("{{ nope }}\n")
+    monkeypatch.setattr(blocks, "TEMPLATES", tmp_path)
+    blocks.environment.cache_clear()
+    try:
+        with pytest.raises(InputError) as caught:
+            blocks.render(callsite())
+    finally:
+        blocks.environment.cache_clear()
+    assert caught.value.file == str(tmp_path / "callsite.html")
+    assert "line 1: UndefinedError" in caught.value.problem and "git" in (caught.value.fix or "")
 
 
 def test_the_site_uses_material_custom_dir_for_overrides() -> None:

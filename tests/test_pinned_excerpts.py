@@ -262,6 +262,31 @@ def lock_is_missing(site: ToySite) -> tuple[str, ...]:
     return ("excerpts.lock.toml", "lock file not found", "itm pin")
 
 
+def card_template(site: ToySite, data: bytes) -> None:
+    """The site's own card template: <custom_dir>/pinned_excerpts/pinned_excerpt.html."""
+    config = site.root / "mkdocs.yml"
+    theme = "theme:\n  name: mkdocs\n  custom_dir: overrides"
+    config.write_text(config.read_text().replace("theme: mkdocs", theme))
+    mine = site.root / "overrides" / "pinned_excerpts" / "pinned_excerpt.html"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(data)
+
+
+def card_template_syntax(site: ToySite) -> tuple[str, ...]:
+    card_template(site, b"<div>\n{% if repo %}\n{{ repo }\n")
+    return ("pinned_excerpts/pinned_excerpt.html", "line 3", "unexpected '}'", "delete it")
+
+
+def card_template_undefined(site: ToySite) -> tuple[str, ...]:
+    card_template(site, b"<div>\n{{ repo }}\n{{ no_such_field }}\n{{ runs }}\n")
+    return ("pinned_excerpt.html", "line 3", "'no_such_field' is undefined", "variables: repo")
+
+
+def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
+    card_template(site, b"<div>\n{{ repo }}\n\xff\n")
+    return ("pinned_excerpt.html", "line 3", "not UTF-8 text (byte 0xFF)", "save the site's")
+
+
 @pytest.mark.parametrize(
     "breaks",
     [
@@ -279,6 +304,9 @@ def lock_is_missing(site: ToySite) -> tuple[str, ...]:
         lock_is_a_fifo,
         lock_is_endless,
         lock_is_missing,
+        card_template_syntax,
+        card_template_undefined,
+        card_template_not_utf8,
     ],
 )
 def test_bad_input_stops_the_build_and_keeps_the_previous_site(tmp_path: Path, breaks) -> None:

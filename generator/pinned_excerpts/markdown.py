@@ -197,7 +197,10 @@ class PinnedExcerptsExtension(Extension):
                     f" --replace --repo {excerpt.repo.name} --path {excerpt.path} --lines ...`)",
                 ) from None
         assert self.render is not None
-        return self.render(excerpt, prefix)
+        try:
+            return self.render(excerpt, prefix)
+        except InputError as error:  # the site's card template: its file, line and fix
+            raise PluginError(f"Pinned excerpts: {error}") from None
 
     def _excerpts(self) -> Mapping[str, Any]:
         """The plugin's excerpts, or (Python-Markdown alone) the `lock` option's, resolved."""
