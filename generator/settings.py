@@ -86,6 +86,8 @@ class Settings:
         values: dict[str, Any] = {
             k: v for k, v in (options or {}).items() if k in known and v is not None
         }
+        for option, value in values.items():
+            without_nul(value, option)
         for option, variable in SETTINGS.items():
             if env.get(variable):
                 values[option] = env[variable]
@@ -135,6 +137,21 @@ def worker_environment() -> dict[str, str]:
     only break a worker: `MPLBACKEND=nonexistent` made its `import matplotlib` raise, and the
     build quoted the worker's traceback."""
     return {**os.environ, "MPLBACKEND": "agg"}
+
+
+def without_nul(value: object, option: str) -> None:
+    """An InputError when an option's text, or any text inside it (a git_dirs table), holds a NUL
+    byte: no path or address can, and opening one stopped the build with a ValueError
+    ("embedded null byte"). Environment variables cannot hold one; mkdocs.yml's "\\0" can."""
+    texts = [*value.keys(), *value.values()] if isinstance(value, Mapping) else [value]
+    for text in texts:
+        if isinstance(text, str) and "\0" in text:
+            raise InputError(
+                f"the {option} option {text!r} holds a NUL byte (character {text.index(chr(0))})",
+                entry=option,
+                fix=f"write the {option} option without it (in mkdocs.yml, a \\0 inside double"
+                " quotes is one)",
+            )
 
 
 def source_date_epoch(value: str) -> int:

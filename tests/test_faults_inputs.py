@@ -626,3 +626,25 @@ def test_the_front_matter_of_every_page_is_of_the_right_kind() -> None:
         markdown, meta = get_data(page.read_text(encoding="utf-8"))
         PageSource(str(page.relative_to(ROOT / "docs")), markdown, meta, lambda path: None)
     assert len(pages) > 10
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"cache_dir": "cache\0"},
+        {"git_dirs": {"openai/gpt-2": "/src/gpt-2\0"}},
+        {"git_dirs": {"openai/gpt-2\0": "/src/gpt-2"}},
+        {"gpt2_weights": "model\0.safetensors"},
+        {"pypi_simple": "https://pypi.org/\0simple"},
+        {"custom_dir": "overrides\0"},
+    ],
+)
+def test_an_option_holding_a_nul_byte_is_refused_by_name(tmp_path: Path, options) -> None:
+    """Issue 35: mkdocs.yml's "\\0" reaches an option as a NUL byte, and the first file opened
+    with it stopped the build with "ValueError: embedded null byte" (the cache, a clone). Every
+    option Settings reads is checked, by name, before any is used."""
+    (option,) = options
+    with pytest.raises(InputError) as caught:
+        Settings.load(tmp_path, options, env={})
+    assert caught.value.entry == option and "NUL byte" in caught.value.problem
+    assert caught.value.fix and option in caught.value.fix

@@ -257,6 +257,11 @@ def lock_is_endless(site: ToySite) -> tuple[str, ...]:
     return ("/dev/zero", "cannot read the lock", "not a regular file")
 
 
+def lock_holds_a_nul_byte(site: ToySite) -> tuple[str, ...]:
+    set_lock_option(site, '"excerpts\\0.lock.toml"')  # YAML's "\0": a ValueError in open()
+    return ("entry 'lock'", "holds a NUL byte (character 8)")
+
+
 def lock_is_missing(site: ToySite) -> tuple[str, ...]:
     site.lock.unlink()
     return ("excerpts.lock.toml", "lock file not found", "itm pin")
@@ -304,6 +309,7 @@ def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
         lock_is_a_fifo,
         lock_is_endless,
         lock_is_missing,
+        lock_holds_a_nul_byte,
         card_template_syntax,
         card_template_undefined,
         card_template_not_utf8,

@@ -23,6 +23,9 @@ OVERRIDES = "pinned_excerpts"  # a site's templates: <theme custom_dir>/pinned_e
 
 def lock_path(root: Path, option: str) -> Path:
     """The `lock` option as a path: relative to the site's folder (mkdocs.yml's)."""
+    from generator.settings import without_nul
+
+    without_nul(option, "lock")  # before expanduser: "~a\0" is a ValueError there already
     return root / Path(option).expanduser()
 
 
@@ -44,10 +47,11 @@ def load_excerpts(
     """The lock's verified excerpts, their card renderer and the lock's name for messages.
     `root` is the site's folder (default: the lock's); `options` the plugin's. InputError when
     the lock cannot be read or an excerpt does not verify."""
-    from generator.settings import Settings
+    from generator.settings import Settings, without_nul
     from generator.sources.lock import load_lock
     from generator.sources.resolve import resolve_excerpts
 
+    without_nul(str(lock), "lock")
     path = Path(lock).expanduser().absolute()
     root = root or path.parent
     settings = Settings.load(root, options or {})
