@@ -1,7 +1,8 @@
 """The numpy operations every decoder family is built from, written once.
 
 linear, layer_norm, rms_norm, gelu, silu, swiglu, softmax, the rotary position embedding and
-causal attention with n_kv_head <= n_head (and an optional sliding window). Each follows the
+causal attention with n_kv_head <= n_head (and an optional sliding window, attention sinks and a
+scale of its own; values may be narrower or wider than keys). Each follows the
 function of transformers it stands for, named in its docstring. Shapes in comments: T positions,
 d = d_model, h query heads, h_kv key/value heads, dh = d_head, nd new and ns seen positions.
 """
@@ -176,22 +177,38 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
 
 
 def causal_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, window: int | None = None
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    window: int | None = None,
+    *,
+    sinks: np.ndarray | None = None,
+    scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Softmax attention of nd queries over ns keys, the last nd of which are the queries' own.
 
-    q [h, nd, dh]; k, v [h_kv, ns, dh] with h_kv dividing h. Returns the heads' outputs
-    [h, nd, dh], the scaled, masked scores and the attention weights (both [h, nd, ns], −∞ and 0
-    where masked).
+    q [h, nd, dh]; k [h_kv, ns, dh], v [h_kv, ns, dv] with h_kv dividing h. Returns the heads'
+    outputs [h, nd, dv], the scaled, masked scores and the attention weights (both [h, nd, ns],
+    −∞ and 0 where masked). scale: the scores' factor (dh^−½ when None).
+
+    sinks [h]: a learned logit per head joined to each row's softmax as one more key with no
+    value, then dropped (gpt-oss's eager_attention_forward): a row's weights sum to less than 1,
+    so a head can attend to nothing.
     """
     h, nd, dh = q.shape
     ns = k.shape[1]
     k = repeat_kv(k, h // k.shape[0])  # [h, ns, dh]
-    v = repeat_kv(v, h // v.shape[0])  # [h, ns, dh]
-    scores = q @ k.transpose(0, 2, 1) / math.sqrt(dh)  # [h, nd, dh] @ [h, dh, ns] -> [h, nd, ns]
+    v = repeat_kv(v, h // v.shape[0])  # [h, ns, dv]
+    products = q @ k.transpose(0, 2, 1)  # [h, nd, dh] @ [h, dh, ns] -> [h, nd, ns]
+    scores = products / math.sqrt(dh) if scale is None else products * scale  # [h, nd, ns]
     scores = np.where(causal_mask(nd, ns, window), scores, -np.inf)  # [h, nd, ns]
-    weights = softmax(scores, axis=-1)  # [h, nd, ns]
-    heads = weights @ v  # [h, nd, ns] @ [h, ns, dh] -> [h, nd, dh]
+    if sinks is None:
+        weights = softmax(scores, axis=-1)  # [h, nd, ns]
+    else:
+        sink_column = np.broadcast_to(sinks[:, None, None], (h, nd, 1))  # [h, nd, 1]
+        joined = np.concatenate([scores, sink_column], axis=-1)  # [h, nd, ns + 1]
+        weights = softmax(joined, axis=-1, out=joined)[..., :-1]  # [h, nd, ns]: sink dropped
+    heads = weights @ v  # [h, nd, ns] @ [h, ns, dv] -> [h, nd, dv]
     return heads, scores, weights
 
 
@@ -224,9 +241,16 @@ def _tiles(
 
 
 def causal_attention_by_tiles(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, window: int | None = None, rows: int = TILE_ROWS
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    window: int | None = None,
+    rows: int = TILE_ROWS,
+    *,
+    sinks: np.ndarray | None = None,
+    scale: float | None = None,
 ) -> np.ndarray:
-    """causal_attention's heads [h, nd, dh] without its [h, nd, ns] grids, for when no one reads them.
+    """causal_attention's heads [h, nd, dv] without its [h, nd, ns] grids, for when no one reads them.
 
     One head at a time, `rows` query rows at a time, each tile against only the keys some row of
     it may see: the masked triangle (and, with a window, what fell out of it) is never computed,
@@ -235,23 +259,42 @@ def causal_attention_by_tiles(
     copies. The queries are scaled before the product, and each row is divided by its sum after
     it (exp(s) @ v / (exp(s) @ 1)): the same softmax attention, with an [r, dh] division instead
     of an [r, n] one, so the last bits round differently from causal_attention's.
+
+    sinks [h] and scale as causal_attention's: a sink takes part in each row's largest logit and
+    adds its exponential to the row's sum, and is never multiplied with a value.
     """
     h, nd, dh = q.shape
     ns = k.shape[1]
     n_rep = h // k.shape[0]
-    q = q / math.sqrt(dh)  # [h, nd, dh]: every score comes out scaled
-    heads = np.empty(q.shape, dtype=np.result_type(q, k, v))  # [h, nd, dh]
+    q = q / math.sqrt(dh) if scale is None else q * scale  # [h, nd, dh]: scores come out scaled
+    heads = np.empty((h, nd, v.shape[-1]), dtype=np.result_type(q, k, v))  # [h, nd, dv]
     ones = np.ones(ns, dtype=heads.dtype)  # [ns]: a row's sum as a product, faster than sum()
     tiles = _tiles(nd, ns, window, rows)
     for head in range(h):
-        k_t, v_h = k[head // n_rep].T, v[head // n_rep]  # [dh, ns], [ns, dh]
+        k_t, v_h = k[head // n_rep].T, v[head // n_rep]  # [dh, ns], [ns, dv]
         for tile_rows, keys, masks in tiles:
             scores = q[head, tile_rows] @ k_t[:, keys]  # [r, dh] @ [dh, n] -> [r, n]
             for cols, hidden in masks:
                 np.copyto(scores[:, cols], -np.inf, where=hidden)
-            scores -= scores.max(axis=-1, keepdims=True)  # each row's largest becomes 0
-            np.exp(scores, out=scores)  # [r, n], 0 where hidden
-            out = scores @ v_h[keys]  # [r, n] @ [n, dh] -> [r, dh]
-            out /= (scores @ ones[: scores.shape[1]])[:, None]  # the softmax's division
+            if sinks is None:
+                scores -= scores.max(axis=-1, keepdims=True)  # each row's largest becomes 0
+                np.exp(scores, out=scores)  # [r, n], 0 where hidden
+                out = scores @ v_h[keys]  # [r, n] @ [n, dv] -> [r, dv]
+                out /= (scores @ ones[: scores.shape[1]])[:, None]  # the softmax's division
+            else:
+                out = _tile_with_sink(scores, v_h[keys], sinks[head], ones)
             heads[head, tile_rows] = out
     return heads
+
+
+def _tile_with_sink(
+    scores: np.ndarray, values: np.ndarray, sink: np.ndarray, ones: np.ndarray
+) -> np.ndarray:
+    """One tile's heads [r, dv] from its masked scores [r, n] (overwritten) and values [n, dv],
+    with the head's sink logit as one more key of value 0 in each row's softmax."""
+    largest = np.maximum(scores.max(axis=-1), sink)  # [r]: the sink may be the largest logit
+    scores -= largest[:, None]
+    np.exp(scores, out=scores)  # [r, n], 0 where hidden
+    out = scores @ values  # [r, n] @ [n, dv] -> [r, dv]
+    out /= (scores @ ones[: scores.shape[1]] + np.exp(sink - largest))[:, None]  # sink's share
+    return out
