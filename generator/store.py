@@ -117,12 +117,16 @@ def open_regular(path: Path, max_bytes: int) -> Iterator[tuple[BinaryIO, int]]:
     a regular file (a FIFO would block a read forever, a device like /dev/zero would never end)
     of at most `max_bytes` (a 3 GB file read whole runs a build out of memory)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
+    try:  # checked before fdopen, which refuses a folder with its own, vaguer error
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
         if info.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"larger than {max_bytes:,} bytes", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         yield handle, info.st_size
 
 

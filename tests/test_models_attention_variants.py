@@ -36,8 +36,9 @@ from transformers.modeling_rope_utils import _compute_yarn_parameters  # noqa: E
 
 from generator.models import latent, ops  # noqa: E402
 from generator.models.checkpoint import sub_weights  # noqa: E402
+from generator.models.config import Yarn  # noqa: E402
 from generator.models.latent import LatentAttention  # noqa: E402
-from generator.models.rope import Yarn, rotary_cos_sin, yarn_inv_freq  # noqa: E402
+from generator.models.rope import inv_freq_of, rotary_cos_sin, yarn_inv_freq  # noqa: E402
 from tests.llama_helpers import float64_inside  # noqa: E402
 
 TOLERANCE = 1e-12
@@ -175,7 +176,7 @@ def test_yarn_cos_sin_are_the_rotary_modules() -> None:
     with float64_inside():
         rotary = modeling_gpt_oss.GptOssRotaryEmbedding(oss)
         cos, sin = rotary(torch.zeros(1, dtype=torch.float64), t(positions)[None])
-    inv_freq, factor = GPT_OSS_YARN.inv_freq(oss.head_dim, oss.rope_parameters["rope_theta"])
+    inv_freq, factor = inv_freq_of(GPT_OSS_YARN, oss.head_dim, oss.rope_parameters["rope_theta"])
     assert factor == rotary.attention_scaling != 1.0
     ours_cos, ours_sin = rotary_cos_sin(positions, inv_freq, factor)
     half = oss.head_dim // 2  # gpt-oss's cos and sin hold one half
@@ -308,9 +309,9 @@ def test_gpt_oss_attention_layers_decoding_with_their_cache() -> None:
         out = model(t(ids[:5])[None], use_cache=True)
         for token in ids[5:]:
             out = model(t(token[None])[None], cache=out.cache, use_cache=True)
-    inv_freq, factor = Yarn(
-        factor=8.0, original_max_position_embeddings=64, truncate=False
-    ).inv_freq(4, 150000.0)
+    inv_freq, factor = inv_freq_of(
+        Yarn(factor=8.0, original_max_position_embeddings=64, truncate=False), 4, 150000.0
+    )
     pasts = [(np.zeros((2, 0, 4)), np.zeros((2, 0, 4))) for _ in range(2)]
     for i, x, theirs in calls:
         ns_past = pasts[i][0].shape[1]

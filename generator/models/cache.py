@@ -1,6 +1,7 @@
 """The KV cache: what a decoder keeps between steps, per layer, and GPT-2's one-array layout.
 
     KVCache.layers[i]: [2, n_kv_head, kept, d_head]   layer i's rotated keys and values
+                       [kept, kv_rank + rope_dim]      latent attention's rows instead
 
 A step appends its new positions to every layer; a layer with a sliding window of W then keeps
 only its last W − 1 positions (the next query sees those and itself), as transformers'
@@ -23,12 +24,12 @@ from generator.models.config import ModelConfig
 class KVCache:
     """Per layer, the keys and values of the positions a later query may still see."""
 
-    layers: list[np.ndarray]  # [2, n_kv_head, kept, d_head] each; kept <= seen
+    layers: list[np.ndarray]  # layer_shape(cfg, kept) each; kept <= seen
     seen: int = 0  # positions read so far
 
     @classmethod
     def empty(cls, cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> KVCache:
-        return cls([np.zeros((2, cfg.n_kv_head, 0, cfg.d_head), dtype) for _ in range(cfg.n_layer)])
+        return cls([np.zeros(layer_shape(cfg, 0), dtype) for _ in range(cfg.n_layer)])
 
     def kept(self, layer: int) -> int:
         """How many positions layer `layer` holds."""
@@ -46,14 +47,13 @@ class KVCache:
     def check(self, cfg: ModelConfig, nd: int) -> None:
         """The cache has cfg's layout, and its positions plus nd new ones fit the context."""
         for i, layer in enumerate(self.layers):
-            want = (2, cfg.n_kv_head, layer.shape[2] if layer.ndim == 4 else 0, cfg.d_head)
             window = cfg.window(i)
             longest = self.seen if window is None else min(self.seen, window - 1)
-            if layer.shape != want or layer.shape[2] != longest:
+            want = layer_shape(cfg, longest)
+            if layer.shape != want:
                 raise InputError(
                     f"layer {i} of the cache is {list(layer.shape)}; {cfg.name} keeps "
-                    f"[2, n_kv_head, kept, d_head] = [2, {cfg.n_kv_head}, {longest}, {cfg.d_head}]"
-                    f" after {self.seen} positions",
+                    f"{list(want)} after {self.seen} positions",
                     entry="cache",
                     fix="pass the cache a previous decode_step returned (or None to start)",
                 )
@@ -64,6 +64,14 @@ class KVCache:
                 fix="pass the cache a previous decode_step returned (or None to start)",
             )
         check_context(cfg, self.seen, nd)
+
+
+def layer_shape(cfg: ModelConfig, kept: int) -> tuple[int, ...]:
+    """One layer's cache holding `kept` positions: [2, n_kv_head, kept, d_head], or with latent
+    attention the latent rows [kept, kv_rank + rope_dim] (normalised c_kv ‖ rotated k_rope)."""
+    if cfg.latent is not None:
+        return (kept, cfg.latent.kv_rank + cfg.latent.rope_dim)
+    return (2, cfg.n_kv_head, kept, cfg.d_head)
 
 
 def keep_window(cfg: ModelConfig, layer: int, grown: np.ndarray) -> np.ndarray:

@@ -35,15 +35,17 @@ PROJECTIONS = ("q", "k", "v", "o")  # an attention's projections, as `biased` na
 
 @dataclass(frozen=True)
 class Yarn:
-    """YaRN's scaling of RoPE's frequencies (transformers' rope_type "yarn")."""
+    """YaRN's scaling of RoPE's frequencies: a config's rope_parameters with rope_type "yarn",
+    under transformers' names (generator/models/rope.py computes with them)."""
 
-    factor: float  # how much longer than original_context the model reads
-    original_context: int  # original_max_position_embeddings
+    factor: float  # how many times the trained context the wavelengths stretch to
+    original_max_position_embeddings: int  # the trained context
     beta_fast: float = 32.0
     beta_slow: float = 1.0
-    truncate: bool = True
-    mscale: float | None = None  # DeepSeek's attention-scale knobs (None: YaRN's default)
-    mscale_all_dim: float | None = None
+    truncate: bool = True  # gpt-oss: False
+    mscale: float | None = None  # DeepSeek: 1.0
+    mscale_all_dim: float | None = None  # DeepSeek: 1.0
+    attention_factor: float | None = None
 
 
 @dataclass(frozen=True)
@@ -227,10 +229,11 @@ class ModelConfig:
             return
         if self.positions != "rope":
             self._refuse("rope_scaling", "rope_scaling without RoPE", "remove rope_scaling")
-        if not _positive(yarn.factor) or not _whole(yarn.original_context):
+        if not _positive(yarn.factor) or not _whole(yarn.original_max_position_embeddings):
             self._refuse(
                 "rope_scaling",
-                f"YaRN factor {yarn.factor!r}, original context {yarn.original_context!r}",
+                f"YaRN factor {yarn.factor!r}, original context"
+                f" {yarn.original_max_position_embeddings!r}",
                 "use a factor > 0 and a whole original context >= 1",
             )
 

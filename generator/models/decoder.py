@@ -25,6 +25,7 @@ import numpy as np
 from generator.models.cache import KVCache, keep_window
 from generator.models.checkpoint import Weights, cast, check_token_ids, check_weights, sub_weights
 from generator.models.config import ModelConfig
+from generator.models.latent import LatentAttention, latent_attention
 from generator.models.ops import (
     apply_rotary,
     causal_attention,
@@ -32,23 +33,24 @@ from generator.models.ops import (
     layer_norm,
     linear,
     rms_norm,
-    rope_cos_sin,
     swiglu,
 )
+from generator.models.rope import inv_freq_of, rotary_cos_sin
 from generator.models.tensors import weight_shapes
 
 
 @dataclass
 class AttentionTrace:
-    """What one layer's attention computed (forward with keep=True)."""
+    """What one layer's attention computed (forward with keep=True); latent attention keeps its
+    weights only."""
 
-    q: np.ndarray  # [h, nd, dh] queries (before rotation, with RoPE)
-    k: np.ndarray  # [h_kv, nd, dh] keys (before rotation)
-    q_rotated: np.ndarray  # [h, nd, dh] after RoPE (q itself without)
-    k_rotated: np.ndarray  # [h_kv, nd, dh] after RoPE: what the cache keeps
-    v: np.ndarray  # [h_kv, nd, dh]
-    scores: np.ndarray  # [h, nd, ns] scaled and masked (−∞ where a query may not look)
     weights: np.ndarray  # [h, nd, ns] attention weights, rows sum to 1
+    q: np.ndarray | None = None  # [h, nd, dh] queries (before rotation, with RoPE)
+    k: np.ndarray | None = None  # [h_kv, nd, dh] keys (before rotation)
+    q_rotated: np.ndarray | None = None  # [h, nd, dh] after RoPE (q itself without)
+    k_rotated: np.ndarray | None = None  # [h_kv, nd, dh] after RoPE: what the cache keeps
+    v: np.ndarray | None = None  # [h_kv, nd, dh]
+    scores: np.ndarray | None = None  # [h, nd, ns] scaled and masked (−∞ where hidden)
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Trace:
     positions: np.ndarray  # [nd]: ns_past … ns − 1
     logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
     present: list[np.ndarray]  # per layer [2, h_kv, nd, dh]: the new (rotated) keys and values
+    # (latent attention: [nd, kv_rank + rope_dim], the new latent rows)
     cos: np.ndarray | None  # [nd, dh] the rotation's cosines per position (None: no RoPE)
     sin: np.ndarray | None  # [nd, dh]
     attention: list[AttentionTrace] = field(default_factory=list)  # one per layer (keep=True)
@@ -90,11 +93,16 @@ def attention(
     past: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, AttentionTrace]:
     """Attention of the new rows x [nd, d] over the layer's cache past [2, h_kv, kept, dh] (the
-    positions just before them, as many as the layer keeps) and themselves.
-    w holds the layer's attention tensors without prefix ("q_proj.weight").
+    positions just before them, as many as the layer keeps) and themselves. w holds the layer's
+    attention tensors without prefix ("q_proj.weight"); with sinks, "sinks" [h] joins each
+    softmax row. Latent attention's cache rows are [kept, kv_rank + rope_dim] instead.
 
     Returns the output [nd, d], this layer's present [2, h_kv, nd, dh] and the trace.
     """
+    if cfg.latent is not None:
+        assert cos is not None and sin is not None, "latent attention rotates its rope part"
+        out, rows, weights = latent_attention(x, w, latent_of(cfg), cos, sin, past)
+        return out, rows, AttentionTrace(weights)
     nd, _ = x.shape
     names, h, h_kv, dh = cfg.names, cfg.n_head, cfg.n_kv_head, cfg.d_head
     if names.qkv is not None:  # one GEMM for all three, then split: [nd, (h + 2·h_kv)·dh]
@@ -110,10 +118,44 @@ def attention(
     present = np.stack([k_rotated, v])  # [2, h_kv, nd, dh]: the cache keeps rotated keys
     keys = np.concatenate([past[0], k_rotated], axis=1)  # [h_kv, ns, dh], cached ones first
     values = np.concatenate([past[1], v], axis=1)  # [h_kv, ns, dh]
-    heads, scores, weights = causal_attention(q_rotated, keys, values, cfg.window(layer))
+    sinks = w["sinks"] if cfg.attention_sinks else None  # [h]: a logit per head, no value
+    heads, scores, weights = causal_attention(
+        q_rotated, keys, values, cfg.window(layer), sinks=sinks
+    )
     merged = heads.transpose(1, 0, 2).reshape(nd, h * dh)  # [nd, h·dh]
     out = project(merged, w, names.o, cfg)  # [nd, d]
-    return out, present, AttentionTrace(q, k, q_rotated, k_rotated, v, scores, weights)
+    return out, present, AttentionTrace(weights, q, k, q_rotated, k_rotated, v, scores)
+
+
+def latent_of(cfg: ModelConfig) -> LatentAttention:
+    """The spec's latent attention, as generator/models/latent.py reads it."""
+    assert cfg.latent is not None
+    lat = cfg.latent
+    return LatentAttention(
+        d_model=cfg.d_model,
+        n_head=cfg.n_head,
+        q_lora_rank=lat.q_rank,
+        kv_lora_rank=lat.kv_rank,
+        qk_nope_head_dim=lat.nope_dim,
+        qk_rope_head_dim=lat.rope_dim,
+        v_head_dim=lat.v_dim,
+        rope_theta=cfg.rope_theta,
+        yarn=cfg.rope_scaling,
+        rope_interleave=cfg.rope_interleave,
+        bias=cfg.biased("o"),
+    )
+
+
+def rotary(
+    cfg: ModelConfig, positions: np.ndarray, dtype: np.dtype | type
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """cos and sin [nd, r] of the new positions' angles (r: the rotated part of a head), YaRN's
+    scaled where the spec says; (None, None) without RoPE."""
+    if cfg.positions != "rope":
+        return None, None
+    d_rot = cfg.latent.rope_dim if cfg.latent is not None else cfg.d_head
+    inv_freq, factor = inv_freq_of(cfg.rope_scaling, d_rot, cfg.rope_theta)
+    return rotary_cos_sin(positions, inv_freq, factor, dtype)
 
 
 def mlp(x: np.ndarray, w: Weights, cfg: ModelConfig) -> np.ndarray:
@@ -149,9 +191,7 @@ def forward(
     past.check(cfg, token_ids.shape[0])
     w, names = cast(weights, dtype), cfg.names
     positions = past.seen + np.arange(token_ids.shape[0])  # [nd]: after the cached ones
-    cos = sin = None
-    if cfg.positions == "rope":
-        cos, sin = rope_cos_sin(positions, cfg.d_head, cfg.rope_theta, dtype)  # [nd, dh] each
+    cos, sin = rotary(cfg, positions, dtype)  # [nd, r] each, or None without RoPE
 
     x = w[names.embed][token_ids]  # [nd, d]
     if names.positions is not None:  # learned positions: a row of the table per position

@@ -31,8 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from generator.models.checkpoint import Weights
-from generator.models.ops import apply_rotary, causal_attention, linear, rms_norm, rope_inv_freq
-from generator.models.rope import Yarn, apply_rotary_interleaved, rotary_cos_sin, yarn_softmax_scale
+from generator.models.config import Yarn
+from generator.models.ops import apply_rotary, causal_attention, linear, rms_norm
+from generator.models.rope import (
+    apply_rotary_interleaved,
+    inv_freq_of,
+    rotary_cos_sin,
+    yarn_softmax_scale,
+)
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,7 @@ def rotary(
     cfg: LatentAttention, positions: np.ndarray, dtype: np.dtype | type = np.float64
 ) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin [T, r] of the rope part at `positions` (DeepseekV3RotaryEmbedding.forward)."""
-    if cfg.yarn is None:
-        inv_freq, factor = rope_inv_freq(cfg.qk_rope_head_dim, cfg.rope_theta), 1.0
-    else:
-        inv_freq, factor = cfg.yarn.inv_freq(cfg.qk_rope_head_dim, cfg.rope_theta)
+    inv_freq, factor = inv_freq_of(cfg.yarn, cfg.qk_rope_head_dim, cfg.rope_theta)
     return rotary_cos_sin(positions, inv_freq, factor, dtype)
 
 

@@ -14,27 +14,20 @@ Shapes in comments: T positions, r = d_rot the rotated width (d_head, or qk_rope
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 
+from generator.models.config import Yarn
+from generator.models.ops import rope_inv_freq
 
-@dataclass(frozen=True)
-class Yarn:
-    """A config's YaRN rope_parameters (rope_type "yarn"), under transformers' names."""
 
-    factor: float  # how many times the trained context the wavelengths stretch to
-    original_max_position_embeddings: int  # the trained context
-    beta_fast: float = 32.0
-    beta_slow: float = 1.0
-    truncate: bool = True  # gpt-oss: False
-    mscale: float | None = None  # DeepSeek: 1.0
-    mscale_all_dim: float | None = None  # DeepSeek: 1.0
-    attention_factor: float | None = None
-
-    def inv_freq(self, d_rot: int, theta: float) -> tuple[np.ndarray, float]:
-        """yarn_inv_freq with these parameters: inv_freq [r/2] and the attention factor."""
-        return yarn_inv_freq(d_rot, theta, **asdict(self))
+def inv_freq_of(yarn: Yarn | None, d_rot: int, theta: float) -> tuple[np.ndarray, float]:
+    """The angle per position of each pair [r/2] and cos and sin's factor: plain RoPE's (factor
+    1), or YaRN's (yarn_inv_freq with the spec's parameters)."""
+    if yarn is None:
+        return rope_inv_freq(d_rot, theta), 1.0
+    return yarn_inv_freq(d_rot, theta, **asdict(yarn))
 
 
 def yarn_inv_freq(

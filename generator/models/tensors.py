@@ -111,8 +111,8 @@ def _latent(cfg: ModelConfig, names: TensorNames, prefix: str) -> dict[str, Tens
     assert cfg.latent is not None
     lat, d, h = cfg.latent, cfg.d_model, cfg.n_head
     found: dict[str, Tensor] = {}
-    if lat.q_rank is None:
-        found |= _linear(cfg, names, f"{prefix}q_proj.", d, h * lat.qk_dim, cfg.biased("q"))
+    if lat.q_rank is None:  # transformers gives q_proj, q_b_proj and kv_b_proj no bias
+        found |= _linear(cfg, names, f"{prefix}q_proj.", d, h * lat.qk_dim, False)
     else:
         found |= _linear(cfg, names, f"{prefix}q_a_proj.", d, lat.q_rank, cfg.biased("q"))
         found |= _norm(cfg, f"{prefix}q_a_layernorm.", lat.q_rank)

@@ -90,8 +90,8 @@ class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
 
         root = Path(config.config_file_path).resolve().parent
         options = {**self.config, "custom_dir": config.theme.custom_dir}
-        lock = lock_path(root, self.config.lock)
         try:
+            lock = lock_path(root, self.config.lock)
             if self.command == "build" and not any(name in config.plugins for name in STAGED_BY):
                 self._begin(config, lock, Settings.load(root, options).cache_dir)  # first
             excerpts, render, lock_file = load_excerpts(lock, root=root, options=options)

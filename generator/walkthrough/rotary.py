@@ -74,11 +74,13 @@ class RotaryToy:
 
 @functools.cache
 def rotary_toy(seed: int = SEED) -> RotaryToy:
-    """The Llama engine's forward pass on the toy, keeping layer BLOCK's attention trace."""
+    """The decoder's forward pass on the toy, keeping layer BLOCK's attention trace."""
     cfg = toy_config()
     token_ids = toy_token_ids(cfg, seed, len(TOKENS))  # [T]
     run = forward(random_weights(cfg, seed), cfg, token_ids, keep=True)
     layer = run.attention[BLOCK]
+    assert layer.q is not None and layer.k is not None  # a RoPE layer keeps them (not latent)
+    assert layer.q_rotated is not None and layer.k_rotated is not None
     return RotaryToy(
         cfg=cfg,
         tokens=TOKENS,
