@@ -83,7 +83,7 @@ def test_a_page_whose_own_loops_do_not_end_stops_but_a_slow_macro_does_not(monke
     armed, however long the macro takes), and it runs again afterwards."""
     import signal
 
-    import generator.pages as pages
+    import generator.pages.sandbox as pages
     from generator.pages import render_page
 
     monkeypatch.setattr(pages, "LONGEST_FILL", 0.2)
