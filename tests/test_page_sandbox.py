@@ -98,3 +98,30 @@ def test_a_page_whose_own_loops_do_not_end_stops_but_a_slow_macro_does_not(monke
         render_page(endless, Macros())
     assert render_page("{{ macro() }}{{ macro() }}", Macros()) == "donedone"
     assert timers == [(0.0, 0.0), (0.0, 0.0)]  # stopped during each call, not only the first
+
+
+ENDLESS = "{% for i in range(100000) %}{% for j in range(100000) %}{% set x = j %}{% endfor %}{% endfor %}"
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "{% macro m() %}" + ENDLESS + "{% endmacro %}{{ m() }}",
+        "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}" + ENDLESS + "{% endcall %}",
+        "{% macro m(n) %}{% if n %}{{ m(n - 1) }}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(40) }}",
+    ],
+    ids=["loop", "caller", "recursion"],
+)
+def test_loops_in_the_page_own_macros_are_on_the_page_clock(monkeypatch, page: str) -> None:
+    """The clock stopped during every call, the page's own `{% macro %}`s and `caller()`
+    included: a loop in one ran for ever (issue 35). Only the generator's macros stop it now."""
+    import generator.pages.sandbox as sandbox
+    from generator.pages import render_page
+
+    class NoMacros:
+        def namespace(self):
+            return {}
+
+    monkeypatch.setattr(sandbox, "LONGEST_FILL", 0.2)
+    with pytest.raises(sandbox.SecurityError, match="ran for 0.2 s"):
+        render_page(page, NoMacros())

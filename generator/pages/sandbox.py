@@ -49,7 +49,8 @@ class PageSandbox(ImmutableSandboxedEnvironment):
     refused (a width makes any size), a namespace holds bounded values only, and a page stops at
     LONGEST_PAGE characters. `{{ range(10**9)|list }}` took 24 GB; `{{ 'a'|center(10**9) }}` and
     `{% set a = a ~ a %}` repeated made any size. Loops in loops stop after LONGEST_FILL
-    seconds of the page's own time (page_clock; the macros' time is not counted)."""
+    seconds of the page's own time (page_clock; the generator's macros' time is not counted,
+    see GeneratorMacro: the page's own `{% macro %}`s, `caller()` and filters are its time)."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
@@ -72,17 +73,6 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         if operator == "%" and isinstance(left, str):
             raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        """A call from the page: the page clock stops while a macro (or anything) runs."""
-        left = signal.getitimer(signal.ITIMER_REAL)[0] if _clock_running() else 0.0
-        if left:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        try:
-            return super().call(__context, __obj, *args, **kwargs)
-        finally:
-            if left:
-                signal.setitimer(signal.ITIMER_REAL, left)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """str.format and format_map, refused: a width ({:>999999999}) makes any size."""
@@ -160,12 +150,26 @@ def render_page(markdown: str, macros: Macros) -> str:
     )
     parts, length = [], 0
     with page_clock(LONGEST_FILL):
-        for part in env.from_string(markdown).generate(**macros.namespace()):
+        namespace = {name: GeneratorMacro(macro) for name, macro in macros.namespace().items()}
+        for part in env.from_string(markdown).generate(**namespace):
             length += len(part)
             if length > LONGEST_PAGE:
                 raise SecurityError(f"the filled page passes {LONGEST_PAGE:,} characters")
             parts.append(part)
     return "".join(parts)
+
+
+class GeneratorMacro:
+    """One of the generator's macros (PageMacros.namespace()) as a page calls it: the page clock
+    stops while it runs, as its time is the generator's, not the page's. Only these: the clock
+    once stopped for every call, and a loop in the page's own `{% macro %}` ran for ever."""
+
+    def __init__(self, macro: Callable[..., str]) -> None:
+        self._macro = macro  # `_`: the sandbox keeps the page from reaching it
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        with _clock_stopped():
+            return self._macro(*args, **kwargs)
 
 
 _clock = threading.local()
@@ -176,9 +180,22 @@ def _clock_running() -> bool:
 
 
 @contextmanager
+def _clock_stopped() -> Iterator[None]:
+    """The page clock (if it runs) stopped meanwhile, and started again with the time it had."""
+    left = signal.getitimer(signal.ITIMER_REAL)[0] if _clock_running() else 0.0
+    if left:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    try:
+        yield
+    finally:
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, left)
+
+
+@contextmanager
 def page_clock(seconds: float) -> Iterator[None]:
-    """A SecurityError once the page's own Jinja has run `seconds` (PageSandbox.call stops the
-    clock while a macro runs). SIGALRM's timer: in the main thread only, where builds fill
+    """A SecurityError once the page's own Jinja has run `seconds` (a GeneratorMacro stops the
+    clock while it runs). SIGALRM's timer: in the main thread only, where builds fill
     pages; elsewhere the page runs unclocked."""
     if threading.current_thread() is not threading.main_thread():
         yield
