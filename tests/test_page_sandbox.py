@@ -30,6 +30,15 @@ except Exception as error:
 """
 
 
+def render_capped(page: str) -> str:
+    """What RENDER prints for `page`: its filled text, or the error that stopped it."""
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER, page], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 @pytest.mark.parametrize(
     "page",
     [
@@ -54,11 +63,7 @@ except Exception as error:
     ],
 )
 def test_a_page_cannot_make_a_huge_value_or_reach_python(page: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", RENDER, page], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout.strip()
+    out = render_capped(page)
     refused = ("SecurityError", "OverflowError", "UndefinedError", "TemplateAssertionError")
     assert out.startswith(refused), out  # TemplateAssertionError: no such filter for pages
     assert "MemoryError" not in out
@@ -125,3 +130,31 @@ def test_loops_in_the_page_own_macros_are_on_the_page_clock(monkeypatch, page: s
     monkeypatch.setattr(sandbox, "LONGEST_FILL", 0.2)
     with pytest.raises(sandbox.SecurityError, match="ran for 0.2 s"):
         render_page(page, NoMacros())
+
+
+NESTED = "{% set a = 'x' %}" + "{% set a = [a, a] %}" * 40  # a holds 2**40 copies of 'x'
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "{{ ([('x' * 10**6)] * 10**6)|string }}",  # a million references to one 1 MB text
+        "{{ ([[0] * 10**6] * 10**6)|sum(start=[]) }}",
+        "{{ ([[0]] * 300000)|sum(start=[]) }}",  # small, but adding lists takes n**2 steps
+        NESTED + "{{ a|string }}",
+        "{% set s = 'x' * 10**6 %}{{ {'a': s, 'b': s}|string }}",
+        "{{ {}.fromkeys(range(10**5), 'x' * 10**6)|string }}",
+        "{% macro m() %}{% for i in range(10**5) %}{{ 'x' * 10**6 }}{% endfor %}{% endmacro %}"
+        "{{ m() }}",  # each 1 MB text is new: the macro's buffer held them all
+        "{% set s %}{% for i in range(10**5) %}{{ 'x' * 10**6 }}{% endfor %}{% endset %}",
+        "{{ 5.0|round(10**10, 'ceil') }}",  # computes 10 ** 10**10
+    ],
+)
+def test_a_value_is_bounded_with_every_copy_it_holds(page: str) -> None:
+    """Issue 35: the bound counted a list's items, not what they hold: `[s] * 10**6` of a 1 MB
+    text s passed, and `|string` then ran out of memory, `|sum(start=[])` past 300 s. Now every
+    value a page makes (literals, filters' results, macros' output) is refused at once by size,
+    before the clock or the memory runs out."""
+    out = render_capped(page)
+    assert out.startswith("SecurityError"), out
+    assert "ran for" not in out, out

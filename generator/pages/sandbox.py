@@ -7,9 +7,18 @@ seconds (the generator's macros' time not counted).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    ValuesView,
+)
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -29,6 +38,7 @@ class Macros(Protocol):
 LONGEST_TEXT = 1 << 20  # characters (or items) a page's own arithmetic may make: 1 MiB
 LARGEST_POWER = 4096  # bits of an integer a page may compute
 LONGEST_PAGE = 16 << 20  # characters a filled page may hold (the longest is about 0.3 MiB)
+LARGEST_DIGITS = LARGEST_POWER * 3 // 10  # the digits of such an integer (|round's precision)
 LONGEST_FILL = 30.0  # seconds a page's own Jinja may run, its macros' time not counted (ms today)
 # Filters whose result is no larger than their input (times a small constant): pages use no
 # filter today. Left out: those whose size an argument sets (center, indent, wordwrap, format,
@@ -39,25 +49,30 @@ PAGE_FILTERS = (
     "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "striptags",
     "sum", "title", "trim", "truncate", "unique", "upper", "wordcount",
 )  # fmt: skip
+HOLDERS = (list, tuple, set, frozenset, range, KeysView, ValuesView, ItemsView)  # held() opens
 
 
 class PageSandbox(ImmutableSandboxedEnvironment):
     """Jinja for pages: sandboxed (no attribute of Python's internals, no mutation of what a
     macro returns, `range` capped at 100,000 items), and no value past LONGEST_TEXT characters
-    or items or LARGEST_POWER bits: `*`, `**`, `+` and `~` check their results' size, the
-    filters are those that cannot grow their input (PAGE_FILTERS), `%` and str.format are
-    refused (a width makes any size), a namespace holds bounded values only, and a page stops at
-    LONGEST_PAGE characters. `{{ range(10**9)|list }}` took 24 GB; `{{ 'a'|center(10**9) }}` and
-    `{% set a = a ~ a %}` repeated made any size. Loops in loops stop after LONGEST_FILL
-    seconds of the page's own time (page_clock; the generator's macros' time is not counted,
-    see GeneratorMacro: the page's own `{% macro %}`s, `caller()` and filters are its time)."""
+    or items (as `held` counts them: a shared item wherever it appears) or LARGEST_POWER bits.
+    Every value a page makes is checked: `*`, `**` and `+` before they compute, `~`, the
+    buffers of its macros and blocks, its list, tuple and dict literals, what its filters and
+    calls return, and what a namespace holds. The filters are those that cannot grow their input
+    much (PAGE_FILTERS), `%` and str.format are refused (a width makes any size), and a page
+    stops at LONGEST_PAGE characters. `{{ range(10**9)|list }}` took 24 GB, `{{ 'a'|center(10**9)
+    }}` and `{% set a = a ~ a %}` repeated made any size, and a list of a million references to
+    one 1 MB text (`[s] * 10**6`) ran out of memory in `|string`. Loops in loops stop after
+    LONGEST_FILL seconds of the page's own time (page_clock; the generator's macros' time is not
+    counted, see GeneratorMacro: the page's own `{% macro %}`s, `caller()` and filters are its
+    time)."""
 
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.code_generator_class = BoundedConcat
-        self.filters = {name: self.filters[name] for name in PAGE_FILTERS}
+        self.code_generator_class = BoundedCode
+        self.filters = {name: _bounded_filter(name, self.filters[name]) for name in PAGE_FILTERS}
         del self.globals["lipsum"]  # lipsum(n=10**7) is unbounded
         self.globals["namespace"] = BoundedNamespace
 
@@ -73,6 +88,12 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         if operator == "%" and isinstance(left, str):
             raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        """A call from the page: what it returns is checked, unless one of the generator's macros
+        made it (dict.fromkeys(range(10**5), s) holds a text s 100,000 times)."""
+        made = super().call(__context, __obj, *args, **kwargs)
+        return made if isinstance(__obj, GeneratorMacro) else bounded(made)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """str.format and format_map, refused: a width ({:>999999999}) makes any size."""
@@ -91,9 +112,25 @@ class PageSandbox(ImmutableSandboxedEnvironment):
             raise SecurityError(f"a text joined with ~ passes {LONGEST_TEXT:,} characters")
         return "".join(texts)
 
+    @staticmethod
+    def new_buffer() -> TextBuffer:
+        """Where a `{% macro %}`, `caller()` or a `{% set %}…{% endset %}` block writes."""
+        return TextBuffer()
 
-class BoundedConcat(CodeGenerator):
-    """Compiles `~` to PageSandbox.join_bounded (Jinja's own join has no hook to check it)."""
+    @staticmethod
+    def bounded(value: Any) -> Any:
+        """`value`, once checked (see `bounded`): what a page's literal makes."""
+        return bounded(value)
+
+
+class BoundedCode(CodeGenerator):
+    """Compiles `~` to PageSandbox.join_bounded (Jinja's own join has no hook to check it), each
+    list, tuple and dict literal to one PageSandbox.bounded checks (`[a, a]` nested forty times
+    holds 2**40 copies of a), and each buffer to a TextBuffer."""
+
+    def buffer(self, frame: Frame) -> None:
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.new_buffer()")
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.join_bounded((")
@@ -101,6 +138,46 @@ class BoundedConcat(CodeGenerator):
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+    def visit_List(self, node: nodes.List, frame: Frame) -> None:
+        self.write("environment.bounded(")
+        super().visit_List(node, frame)
+        self.write(")")
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.write("environment.bounded(")
+        super().visit_Dict(node, frame)
+        self.write(")")
+
+    def visit_Tuple(self, node: nodes.Tuple, frame: Frame) -> None:
+        if node.ctx != "load":  # names assigned to: `{% for a, b in … %}`
+            super().visit_Tuple(node, frame)
+            return
+        self.write("environment.bounded(")
+        super().visit_Tuple(node, frame)
+        self.write(")")
+
+
+class TextBuffer(list[str]):
+    """What a macro or block writes, refused as it passes LONGEST_TEXT characters: a loop writing
+    a new 1 MB text 100,000 times filled memory before Jinja joined them (the page itself is
+    counted by render_page)."""
+
+    length = 0
+
+    def append(self, text: str) -> None:
+        self._count(len(text))
+        super().append(text)
+
+    def extend(self, texts: Iterable[str]) -> None:
+        texts = list(texts)
+        self._count(sum(map(len, texts)))
+        super().extend(texts)
+
+    def _count(self, more: int) -> None:
+        self.length += more
+        if self.length > LONGEST_TEXT:
+            raise SecurityError(f"a macro or block writes more than {LONGEST_TEXT:,} characters")
 
 
 class BoundedNamespace(Namespace):
@@ -111,15 +188,86 @@ class BoundedNamespace(Namespace):
         super().__setitem__(name, value)
 
 
+def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter whose result is checked (see `bounded`), and its arguments too where they alone
+    would take long (FILTER_ARGUMENTS)."""
+    check = FILTER_ARGUMENTS.get(name)
+    signature = inspect.signature(function) if check else None
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if check is not None and signature is not None:
+            check(signature.bind(*args, **kwargs).arguments)
+        return bounded(function(*args, **kwargs))
+
+    return run
+
+
+def _sum_of_numbers(given: dict[str, Any]) -> None:
+    """`|sum` adds numbers: lists added one by one take a time that grows with the square of
+    their number, in one call no clock interrupts (`[[0]] * 300000` took minutes)."""
+    if not isinstance(given.get("start", 0), int | float):
+        raise SecurityError("a page's |sum adds numbers: give start a number, or none")
+
+
+def _rounding_digits(given: dict[str, Any]) -> None:
+    """`|round(precision)` computes 10 ** precision."""
+    precision = given.get("precision", 0)
+    if isinstance(precision, int) and abs(precision) > LARGEST_DIGITS:
+        raise SecurityError(f"a page's |round keeps at most {LARGEST_DIGITS:,} digits")
+
+
+FILTER_ARGUMENTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "sum": _sum_of_numbers,
+    "round": _rounding_digits,
+}
+
+
+def held(value: Any, limit: int = LONGEST_TEXT) -> int:
+    """How much `value` holds, as its text would: the characters of its texts and integers and
+    the items of its lists, tuples, sets and dicts, an item counted wherever it appears (once
+    per reference: `[s] * 10**6` holds a million copies of s, as its text or any sum of it
+    would). The count stops soon after it passes `limit`: every step adds at least one, so it
+    takes at most about `limit` steps however a value repeats itself (no recursion: a list
+    nested 100,000 deep is fine)."""
+    total, todo = 0, [value]
+    while todo and total <= limit:
+        item = todo.pop()
+        if isinstance(item, str | bytes):
+            total += len(item)
+        elif isinstance(item, int):
+            total += 1 + item.bit_length() * 3 // 10  # about its digits
+        elif isinstance(item, dict):
+            total += len(item)
+            if total <= limit:
+                todo += item.keys()
+                todo += item.values()
+        elif isinstance(item, HOLDERS):
+            total += len(item)
+            if total <= limit:
+                todo += item
+        else:
+            total += 1
+    return total
+
+
+def bounded(value: Any) -> Any:
+    """`value`, after `_check_size`: a SecurityError past LONGEST_TEXT or LARGEST_POWER."""
+    _check_size(value)
+    return value
+
+
 def _bits(value: Any) -> int:
     return value.bit_length() if isinstance(value, int) else 0
 
 
 def _check_size(*values: Any) -> None:
-    """A SecurityError when texts or lists together pass LONGEST_TEXT, or an integer passes
-    LARGEST_POWER bits."""
-    if sum(len(v) for v in values if isinstance(v, str | list | tuple)) > LONGEST_TEXT:
-        raise SecurityError(f"a text or list passes {LONGEST_TEXT:,} characters or items")
+    """A SecurityError when the values together hold more than LONGEST_TEXT (see `held`), or an
+    integer passes LARGEST_POWER bits."""
+    if sum(held(value) for value in values) > LONGEST_TEXT:
+        raise SecurityError(
+            f"a text or list passes {LONGEST_TEXT:,} characters or items (its copies counted)"
+        )
     if any(_bits(v) > LARGEST_POWER for v in values):
         raise SecurityError(f"an integer passes {LARGEST_POWER:,} bits")
 
@@ -132,10 +280,10 @@ def _bits_of_power(base: Any, exponent: Any) -> int:
 
 
 def _length_of_product(left: Any, right: Any) -> int:
-    """The length of a text or list repeated by an integer (0 for any other product)."""
+    """What a text or list repeated by an integer holds (see `held`; 0 for any other product)."""
     for sized, times in ((left, right), (right, left)):
         if isinstance(sized, str | list | tuple) and isinstance(times, int):
-            return len(sized) * times
+            return held(sized) * times
     return 0
 
 
