@@ -181,6 +181,7 @@ class SiteBuild:
         if filled is not None:
             return filled
         from generator.pages import PageMacros, render_page
+        from generator.pages.sandbox import page_error
 
         macros = PageMacros(
             self.inputs(), src_path=page.src_uri, meta=dict(page.meta), url_for=page.url_for
@@ -190,7 +191,7 @@ class SiteBuild:
         except InputError:
             raise
         except Exception as error:  # a Jinja syntax, name or sandbox error in the page
-            raise InputError(f"{error}", file=f"docs/{page.src_uri}") from error
+            raise page_error(error, f"docs/{page.src_uri}") from error
         # A block may say what the page shows (the forward pass): its meta description.
         filled = FilledPage(rendered, macros.meta.get("description"))
         self.to_record.append((key, filled))

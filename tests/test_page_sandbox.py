@@ -158,3 +158,65 @@ def test_a_value_is_bounded_with_every_copy_it_holds(page: str) -> None:
     out = render_capped(page)
     assert out.startswith("SecurityError"), out
     assert "ran for" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("page", "method"),
+    [
+        ("{{ 'a'.ljust(10**10) }}", "ljust"),
+        ("{{ 'a'.rjust(10**10) }}", "rjust"),
+        ("{{ 'a'.center(4 * 10**9) }}", "center"),  # 4 GB, allocated: it succeeded
+        ("{{ ('a'|e).center(10**10) }}", "center"),  # Markup's own methods
+        ("{{ 'a'.zfill(10**10) }}", "zfill"),
+        ("{{ ('x' * 10**6).join(['a', 'b', 'c']) }}", "join"),
+        ("{{ ('x' * 600000).join(range(3)|map('string')) }}", "join"),  # items from a generator
+        ("{{ ('a' * 10**4).replace('a', 'x' * 10**6) }}", "replace"),
+        ("{{ ('a' * 10**4).replace('', 'x' * 10**6) }}", "replace"),
+        ("{{ ('\t' * 1000).expandtabs(10**7) }}", "expandtabs"),
+        ("{{ ('a' * 10**4).translate({97: 'x' * 10**6}) }}", "translate"),
+        ("{{ 'a'.encode().ljust(10**10) }}", "ljust"),
+        ("{{ (1).to_bytes(10**10, 'big') }}", "to_bytes"),
+        ("{{ 'a'.encode() * 10**10 }}", "×"),
+        ("{{ '%9999999999d'.encode() % 1 }}", "%"),
+    ],
+)
+def test_a_string_method_is_refused_before_it_makes_a_huge_text(page: str, method: str) -> None:
+    """Issue 35: no method's result was checked: `'a'.ljust(10**10)` ran out of memory,
+    `'a'.center(4*10**9)` allocated 4 GB and succeeded, `join`, `replace`, `zfill` and
+    `expandtabs` stopped with an empty message. Their result's length is computed from their
+    arguments and refused before any memory is taken, naming the method."""
+    out = render_capped(page)
+    assert out.startswith("SecurityError"), out
+    assert method in out, out
+
+
+def test_ordinary_string_methods_and_filters_still_work() -> None:
+    from generator.pages import render_page
+
+    class NoMacros:
+        def namespace(self):
+            return {}
+
+    page = (
+        "{{ 'a'.ljust(3) }}|{{ 'a'.center(5, '*') }}|{{ '-'.join(['a', 'b']) }}|"
+        "{{ 'abc'.replace('b', 'xx') }}|{{ 'a\tb'.expandtabs(4) }}|{{ '7'.zfill(3) }}|"
+        "{{ 'ab'.translate({97: 'zz'}) }}|{{ (258).to_bytes(2, 'big') }}|"
+        "{{ '-'.join(range(3)|map('string')) }}|{{ [3, 1, 2]|sort|list }}|{{ [1, 2.5]|sum }}|"
+        "{{ 3.14159|round(2) }}|{% for a, b in [(1, 2)] %}{{ a }}{{ b }}{% endfor %}|"
+        "{{ {'k': (1,)}|dictsort }}|{% macro m(x=[1]) %}{{ x }}{{ caller() }}{% endmacro %}"
+        "{% call m() %}c{% endcall %}"
+    )
+    assert render_page(page, NoMacros()) == (
+        "a  |**a**|a-b|axxc|a   b|007|zzb|b'\\x01\\x02'|0-1-2|[1, 2, 3]|3.5|3.14|12|"
+        "[('k', (1,))]|[1]c"
+    )
+
+
+def test_a_refusal_names_the_page_and_what_to_change() -> None:
+    """A refusal reaches the user as the page and a fix; MemoryError() had an empty message."""
+    from generator.pages.sandbox import SecurityError, page_error
+
+    refused = str(page_error(SecurityError("'a'.ljust(…) would make 10 characters"), "docs/x.md"))
+    assert refused.startswith("docs/x.md: 'a'.ljust(…) would make 10 characters\n  fix: ")
+    assert "generator" in refused
+    assert str(page_error(MemoryError(), "docs/x.md")).startswith("docs/x.md: MemoryError")

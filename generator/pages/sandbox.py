@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import signal
 import threading
 from collections.abc import (
@@ -17,6 +18,8 @@ from collections.abc import (
     Iterable,
     Iterator,
     KeysView,
+    Mapping,
+    Sized,
     ValuesView,
 )
 from contextlib import contextmanager
@@ -27,6 +30,8 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import Namespace
+
+from generator.errors import InputError
 
 
 class Macros(Protocol):
@@ -49,6 +54,11 @@ PAGE_FILTERS = (
     "rejectattr", "reverse", "round", "select", "selectattr", "sort", "string", "striptags",
     "sum", "title", "trim", "truncate", "unique", "upper", "wordcount",
 )  # fmt: skip
+REFUSAL_FIX = (
+    f"a page's own Jinja reaches no name that starts with _, makes values of at most"
+    f" {LONGEST_TEXT:,} characters or items and runs at most {LONGEST_FILL:g} s: make the value"
+    " smaller, or have a macro of the generator make it (generator/pages/, a feature's macros)"
+)
 HOLDERS = (list, tuple, set, frozenset, range, KeysView, ValuesView, ItemsView)  # held() opens
 
 
@@ -85,13 +95,24 @@ class PageSandbox(ImmutableSandboxedEnvironment):
             raise SecurityError(f"{left!r:.40} × {right!r:.40} is too large for a page")
         if operator == "+":
             _check_size(left, right)
-        if operator == "%" and isinstance(left, str):
+        if operator == "%" and isinstance(left, str | bytes):
             raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        """A call from the page: what it returns is checked, unless one of the generator's macros
-        made it (dict.fromkeys(range(10**5), s) holds a text s 100,000 times)."""
+        """A call from the page. A str or bytes method whose result an argument sizes
+        (`'a'.ljust(10**10)`) is refused before it runs (see `made_length`); what any call
+        returns is checked, unless one of the generator's macros made it (dict.fromkeys(range(
+        10**5), s) holds a text s 100,000 times)."""
+        if _is_join(__obj) and args:  # its items counted, then joined
+            args = (_listed(args[0]), *args[1:])
+        length = made_length(__obj, args, kwargs)
+        if length > LONGEST_TEXT:
+            owner, name = _method(__obj)
+            raise SecurityError(
+                f"{name}(…) on {owner!r:.40} would make {length:,} characters: a value on a page "
+                f"holds at most {LONGEST_TEXT:,}"
+            )
         made = super().call(__context, __obj, *args, **kwargs)
         return made if isinstance(__obj, GeneratorMacro) else bounded(made)
 
@@ -223,6 +244,83 @@ FILTER_ARGUMENTS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+def _method(obj: Any) -> tuple[Any, str]:
+    """The object a method is bound to (None for a function) and the method's name."""
+    return getattr(obj, "__self__", None), getattr(obj, "__name__", "")
+
+
+def _is_join(obj: Any) -> bool:
+    owner, name = _method(obj)
+    return isinstance(owner, str | bytes) and name == "join"
+
+
+def _listed(items: Iterable[Any]) -> list[Any]:
+    """`items` as a list, refused past LONGEST_TEXT of them."""
+    listed = list(itertools.islice(items, LONGEST_TEXT + 1))
+    if len(listed) > LONGEST_TEXT:
+        raise SecurityError(f"a page joins more than {LONGEST_TEXT:,} items")
+    return listed
+
+
+def made_length(method: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """How long the text a str or bytes method (or int.to_bytes) will make, from its arguments,
+    for the methods an argument sizes (MADE_LENGTHS); 0 for any other call, or when the
+    arguments do not fit (the method then refuses them itself)."""
+    owner, name = _method(method)
+    if isinstance(owner, int) and name == "to_bytes":
+        return _int_or_zero(args[0] if args else kwargs.get("length", 1))
+    sizing = MADE_LENGTHS.get(name) if isinstance(owner, str | bytes) else None
+    try:
+        return sizing(owner, *args, **kwargs) if sizing else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def _padded(text: str | bytes, width: int, *fill: Any) -> int:
+    """ljust, rjust, center, zfill."""
+    return max(len(text), _int_or_zero(width))
+
+
+def _tabs_expanded(text: str | bytes, tabsize: int = 8) -> int:
+    return len(text) * max(1, _int_or_zero(tabsize))
+
+
+def _replaced(text: Any, old: Sized, new: Sized, count: int = -1) -> int:
+    times = text.count(old) if len(old) else len(text) + 1
+    if _int_or_zero(count) >= 0:
+        times = min(times, count)
+    return len(text) + times * (len(new) - len(old))
+
+
+def _joined(separator: str | bytes, items: list[Sized]) -> int:
+    return sum(map(len, items)) + len(separator) * max(len(items) - 1, 0)
+
+
+def _translated(text: str | bytes, table: Any, *delete: Any) -> int:
+    """str.translate maps each character to a text of any length (a dict or a list)."""
+    values = table.values() if isinstance(table, Mapping) else table
+    if not isinstance(values, list | tuple | ValuesView):
+        return len(text)  # bytes.translate: a byte for a byte
+    longest = max((len(v) for v in values if isinstance(v, str | bytes)), default=1)
+    return len(text) * max(1, longest)
+
+
+MADE_LENGTHS: dict[str, Callable[..., int]] = {
+    "ljust": _padded,
+    "rjust": _padded,
+    "center": _padded,
+    "zfill": _padded,
+    "expandtabs": _tabs_expanded,
+    "replace": _replaced,
+    "join": _joined,
+    "translate": _translated,
+}
+
+
+def _int_or_zero(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
 def held(value: Any, limit: int = LONGEST_TEXT) -> int:
     """How much `value` holds, as its text would: the characters of its texts and integers and
     the items of its lists, tuples, sets and dicts, an item counted wherever it appears (once
@@ -282,7 +380,7 @@ def _bits_of_power(base: Any, exponent: Any) -> int:
 def _length_of_product(left: Any, right: Any) -> int:
     """What a text or list repeated by an integer holds (see `held`; 0 for any other product)."""
     for sized, times in ((left, right), (right, left)):
-        if isinstance(sized, str | list | tuple) and isinstance(times, int):
+        if isinstance(sized, str | bytes | list | tuple) and isinstance(times, int):
             return held(sized) * times
     return 0
 
@@ -305,6 +403,18 @@ def render_page(markdown: str, macros: Macros) -> str:
                 raise SecurityError(f"the filled page passes {LONGEST_PAGE:,} characters")
             parts.append(part)
     return "".join(parts)
+
+
+def page_error(error: Exception, page: str) -> InputError:
+    """What stopped filling `page` (a docs path), as one InputError: a Jinja syntax or name error
+    as Jinja words it, and a sandbox refusal with how to do without (MemoryError() has no
+    message: its name is the message)."""
+    refused = isinstance(error, SecurityError | MemoryError | RecursionError | OverflowError)
+    return InputError(
+        str(error) or type(error).__name__,
+        file=page,
+        fix=REFUSAL_FIX if refused else None,
+    )
 
 
 class GeneratorMacro:
