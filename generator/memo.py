@@ -37,6 +37,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import cast
 
 from generator.errors import InputError
 from generator.settings import Settings
@@ -188,7 +189,8 @@ class BuildMemo:
         self, src_uri: str, markdown: str, meta: Mapping[object, object], links: str
     ) -> str:
         """The key of one page's filled Markdown; `links` is `links_digest` of the build's files."""
-        return key_of("memo-page", self.fingerprint, src_uri, markdown, _plain(meta), links)
+        meta_digest = front_matter_digest(meta)
+        return key_of("memo-page", self.fingerprint, src_uri, markdown, meta_digest, links)
 
     def page(self, key: str) -> FilledPage | None:
         value = self.store.get_json("memo_page", key)
@@ -213,17 +215,54 @@ class BuildMemo:
         )
 
 
-def _plain(value: object) -> object:
-    """Front matter as JSON that keeps its types apart: YAML allows keys that are not strings
-    (`2024: year`), which json.dumps(sort_keys=True) cannot sort among string keys, and a date
-    is not the string that names it."""
+def front_matter_digest(meta: Mapping[object, object]) -> str:
+    """sha256 of a page's front matter, each value read once however often it appears: YAML
+    aliases (`*name`) share one value, and nine levels of ten (a "billion laughs", a few hundred
+    bytes) expanded to 10**9 values: keying the page ran out of memory after 222 s, where
+    MkDocs reads it at once. Equal values give equal digests however they are shared; types
+    are kept apart (YAML allows keys that are not strings, `2024: year`, and a date is not the
+    string that names it) and the order of keys does not matter. A loop, not recursion: YAML
+    nests a value 990 deep."""
+    done: dict[int, bytes] = {}  # by id: every value read is alive in `meta`
+    todo: list[tuple[object, bool]] = [(meta, False)]
+    while todo:
+        value, parts_read = todo.pop()
+        if parts_read:
+            done[id(value)] = _digest_of_parts(value, done)
+        elif id(value) not in done:
+            parts = _parts(value)
+            if parts is None:
+                done[id(value)] = _digest_of_scalar(value)
+                continue
+            done[id(value)] = b"cycle"  # until its parts are read: a value inside itself
+            todo.append((value, True))
+            todo += ((part, False) for part in parts if id(part) not in done)
+    return done[id(meta)].hex()
+
+
+def _parts(value: object) -> list[object] | None:
+    """The values a mapping, list or set holds (keys too); None for any other value."""
     if isinstance(value, Mapping):
-        return sorted([repr(k), _plain(v)] for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return repr(value)
+        return [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple | set | frozenset):
+        return list(value)
+    return None
+
+
+def _digest_of_parts(value: object, done: dict[int, bytes]) -> bytes:
+    if isinstance(value, Mapping):
+        pairs = sorted(done[id(k)] + done[id(v)] for k, v in value.items())
+        text = b"map\0" + b"".join(pairs)
+    elif isinstance(value, list | tuple):
+        text = b"list\0" + b"".join(done[id(v)] for v in value)
+    else:  # a set (YAML's !!set): no order
+        text = b"set\0" + b"".join(sorted(done[id(v)] for v in cast(Iterable[object], value)))
+    return hashlib.sha256(text).digest()
+
+
+def _digest_of_scalar(value: object) -> bytes:
+    """A string, number, date...: its type's name and repr (which escapes lone surrogates)."""
+    return hashlib.sha256(f"{type(value).__name__}\0{value!r}".encode()).digest()
 
 
 def links_digest(addresses: Iterable[tuple[str, str]]) -> str:

@@ -128,20 +128,22 @@ def mkdocs_build(
     *,
     config_dir: Path = ROOT,
     blocked: tuple[str, ...] = ("torch",),
-    max_memory: int | None = None,
+    memory_cap: int | None = None,
     **env: str,
 ) -> subprocess.CompletedProcess:
     """`mkdocs build` as a reader would run it, with torch (and any other package `blocked`
-    names) made unimportable (see BLOCKING_MKDOCS); returns the finished process. `max_memory`:
-    the bytes of address space it may take (RLIMIT_AS), so a build that tries to read a huge
-    file whole stops with MemoryError instead of taking the machine."""
+    names) made unimportable (see BLOCKING_MKDOCS); returns the finished process. With
+    `memory_cap` (bytes), the build and each of its workers may take that much memory (the
+    data limit, so a build that reads a huge file whole stops with MemoryError instead of
+    taking the machine; an address-space limit would stop KaTeX's V8, which reserves far more
+    than it uses)."""
     script = BLOCKING_MKDOCS.format(blocked=sorted(blocked))
 
     def cap_memory() -> None:
         import resource
 
-        if max_memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+        if memory_cap is not None:
+            resource.setrlimit(resource.RLIMIT_DATA, (memory_cap, memory_cap))
 
     return subprocess.run(
         [sys.executable, "-c", script, "build", "--site-dir", str(site_dir)],

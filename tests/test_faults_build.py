@@ -186,7 +186,7 @@ def test_a_tampered_cache_is_rebuilt_and_the_site_is_the_same(
         tamper(files)
     result = mkdocs_build(
         tmp_path / "site",
-        max_memory=BUILD_MEMORY,
+        memory_cap=BUILD_MEMORY,
         ITM_CACHE_DIR=str(cache),
         SITE_URL=TEST_SITE_URL,
     )
@@ -424,3 +424,18 @@ def test_a_lost_theme_template_or_site_script_stops_the_build(tmp_path: Path, ki
     named = "site.js" if kind == "site.js missing" else "main.html"
     assert named in result.stderr, result.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_a_yaml_alias_bomb_in_front_matter_builds_under_a_memory_cap(tmp_path: Path) -> None:
+    """Issue 35: a page whose front matter holds a 9-level "billion laughs" (a few hundred
+    bytes) ran out of memory after 222 s, where plain MkDocs builds it at once: the page's
+    memo key expanded every alias. Capped at 4 GB, it builds."""
+    from tests.test_build import project_copy
+    from tests.test_memo import alias_bomb
+
+    project = project_copy(tmp_path)
+    page = project / "docs" / "glossary.md"  # its front matter, then {{ glossary() }}
+    page.write_text(page.read_text().replace("---\n", "---\n" + alias_bomb(), 1))
+    result = mkdocs_build(tmp_path / "site", config_dir=project, memory_cap=4 << 30)
+    assert result.returncode == 0, result.stderr
+    assert '<h1 id="notation">Notation' in (tmp_path / "site/glossary/index.html").read_text()

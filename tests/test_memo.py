@@ -204,6 +204,62 @@ def test_front_matter_of_any_yaml_type_keys_a_page() -> None:
     assert keys == [memo.page_key("index.md", "text", dict(meta), "links") for meta in metas]
 
 
+def alias_bomb(levels: int = 9) -> str:
+    """YAML keys lol1..lol9, the last holding 10**levels copies of "lol" once its aliases expand
+    (a few hundred bytes)."""
+    lines = ["lol1: &lol1 [" + ", ".join(["lol"] * 10) + "]"]
+    for level in range(2, levels + 1):
+        lines.append(f"lol{level}: &lol{level} [" + ", ".join([f"*lol{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+# Reads a page as MkDocs does and keys it, in a process capped at 1 GB of address space.
+KEY_A_PAGE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from pathlib import Path
+from mkdocs.utils.meta import get_data
+from generator.memo import BuildMemo
+from generator.store import Store
+
+markdown, meta = get_data(sys.stdin.read())
+print(len(meta), BuildMemo(Store(Path("/nonexistent")), "a" * 64).page_key("b.md", markdown, meta, "l"))
+"""
+
+
+def test_a_yaml_alias_bomb_in_front_matter_is_keyed_without_expanding_it() -> None:
+    """Issue 35: nine levels of ten aliases (a few hundred bytes; MkDocs reads them at once, the
+    values shared) ran out of memory after 222 s: the page's key expanded every alias. Now each
+    value is read once."""
+    done = subprocess.run(
+        [sys.executable, "-c", KEY_A_PAGE],
+        input=f"---\n{alias_bomb()}---\n\n# Bomb\n",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("9 ")  # the nine keys were read, and the page keyed
+
+
+def test_equal_front_matter_gives_one_key_however_it_shares_values() -> None:
+    from generator.memo import front_matter_digest
+
+    shared = ["x" * 3]
+    assert front_matter_digest({"a": [shared, shared], "b": 1}) == front_matter_digest(
+        {"b": 1, "a": [["x" * 3], ["xx" + "x"]]}
+    )
+    itself: list[object] = [1]
+    itself.append(itself)  # YAML's `&a [1, *a]`
+    assert front_matter_digest({"a": itself}) != front_matter_digest({"a": [1, [1]]})
+    assert front_matter_digest({"s": {"a", "b"}}) == front_matter_digest({"s": {"b", "a"}})
+    deep: object = 1
+    for _ in range(990):  # as deep as YAML nests (its own loader stops near 1,000)
+        deep = [deep]
+    assert front_matter_digest({"a": deep}) != front_matter_digest({"a": [deep]})
+
+
 @pytest.mark.slow
 def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_any_change(
     tmp_path: Path,
