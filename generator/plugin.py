@@ -142,6 +142,20 @@ def _fresh_generator(root: Path) -> None:
     _IMPORTED[:] = [imported]
 
 
+def _page_assets(page: Page, key: str) -> list[str]:
+    """The docs paths a page's front matter `key` (page_css, page_js) names: a list of them.
+    `page_css: 5` and `page_css: [5]` were TypeError tracebacks, and `page_css: a.css` linked
+    each of its letters. Only types are named: a value may be a YAML alias bomb."""
+    paths = page.meta.get(key, [])
+    if isinstance(paths, list) and all(isinstance(path, str) for path in paths):
+        return paths
+    found = type(paths).__name__ if not isinstance(paths, list) else "a list holding other values"
+    raise PluginError(
+        f"Inside the Model: docs/{page.file.src_uri}: front matter {key} must be a list of docs"
+        f" paths, not {found} (fix: {key}: [assets/name.{key.removeprefix('page_')}])"
+    )
+
+
 def _prune_toc(items: Any, depth: int) -> None:
     """Drop table-of-contents entries deeper than `depth` (the headings stay on the page)."""
     for item in items:
@@ -311,7 +325,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         try:
             source = PageSource(page.file.src_uri, markdown, dict(page.meta), url_for)
             for key in PAGE_ASSETS:  # overrides/main.html links these; a typo must not be a 404
-                for path in page.meta.get(key, []):
+                for path in _page_assets(page, key):
                     if files.get_file_from_path(path) is None:
                         raise PluginError(
                             f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, "
@@ -333,7 +347,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return output
         for key in PAGE_ASSETS:
-            for path in page.meta.get(key, []):
+            for path in _page_assets(page, key):
                 if not re.search(rf'(href|src)="[^"]*{re.escape(path)}"', output):
                     raise PluginError(
                         f"Inside the Model: docs/{page.file.src_uri}: {key} names {path}, but"

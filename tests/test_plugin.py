@@ -175,3 +175,32 @@ def test_time_limits_are_seconds_from_the_option_or_the_variable(
         with pytest.raises(InputError) as caught:
             Settings.load(tmp_path, env={variable: bad})
         assert variable in str(caught.value) and "fix:" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [5, [5], "assets/site.css", {"a": 1}])
+def test_page_assets_that_are_not_a_list_of_paths_are_refused_by_name(value: object) -> None:
+    """`page_css: 5` and `page_css: [5]` were TypeError tracebacks (issue 35); a bare path
+    linked each of its letters."""
+    from types import SimpleNamespace
+
+    from mkdocs.exceptions import PluginError
+
+    from generator.plugin import _page_assets
+
+    page = SimpleNamespace(meta={"page_css": value}, file=SimpleNamespace(src_uri="x.md"))
+    with pytest.raises(PluginError, match=r"docs/x.md: front matter page_css must be a list"):
+        _page_assets(page, "page_css")  # type: ignore[arg-type]
+    page.meta = {"page_css": ["assets/a.css"]}
+    assert _page_assets(page, "page_css") == ["assets/a.css"]  # type: ignore[arg-type]
+    assert _page_assets(page, "page_js") == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("key", ["component", "family"])
+@pytest.mark.parametrize("value", [["x"], 5, {"a": [["lol"] * 10] * 10}])
+def test_a_component_or_family_that_is_not_a_name_is_refused_by_name(key: str, value) -> None:
+    """`component: [x]` was an unhashable TypeError traceback (issue 35), and a YAML alias
+    bomb there was printed whole in the error: the error names the type, not the value."""
+    from generator.pages import PageContext
+
+    with pytest.raises(InputError, match=rf"docs/x.md, entry '{key}': front matter {key} must"):
+        PageContext(None, src_path="x.md", meta={key: value}, url_for=lambda _: None)  # type: ignore[arg-type]

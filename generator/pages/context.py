@@ -10,6 +10,7 @@ from generator.errors import InputError
 from generator.inputs import BuildInputs
 from generator.models import get_family
 from generator.models.component import Component
+from generator.models.family import Family
 from generator.render import code as code_render
 
 
@@ -33,6 +34,21 @@ def family_sizes(family: str) -> list[ModelConfig]:
     return list(get_family(family).sizes.values())
 
 
+def _named(meta: dict, key: str, src_path: str) -> str | None:
+    """The name front matter `key` gives (None when none), or an InputError: a list there was an
+    unhashable TypeError traceback (`component: [x]`), and printing a YAML alias bomb there
+    would run out of memory: only its type is named."""
+    value = meta.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(
+        f"front matter {key} must be a name (text), not {type(value).__name__}",
+        file=f"docs/{src_path}",
+        entry=key,
+        fix=f"write it as `{key}: name`",
+    )
+
+
 class PageContext:
     """One page being filled. `url_for(docs_path)` gives a relative link from it, or None."""
 
@@ -43,15 +59,21 @@ class PageContext:
         self.src_path = src_path
         self.meta = meta
         self.url_for = url_for
-        try:
-            self.family = get_family(str(meta.get("family", "gpt2")))  # front matter `family:`
-        except InputError as error:  # told without the page
-            raise InputError(
-                error.problem, file=f"docs/{src_path}", entry="family", fix=error.fix
-            ) from None
+        family = _named(meta, "family", src_path)
+        self.family = self._family("gpt2" if family is None else family)
         self.registry = self.family.registry
         self.by_key = self.family.by_key
-        self.component: Component | None = self.by_key.get(meta.get("component", ""))
+        component = _named(meta, "component", src_path)
+        self.component: Component | None = self.by_key.get(component) if component else None
+
+    def _family(self, name: str) -> Family:
+        """The family front matter `family:` names (GPT-2's when none), or an InputError."""
+        try:
+            return get_family(name)
+        except InputError as error:
+            raise InputError(
+                error.problem, file=f"docs/{self.src_path}", entry="family", fix=error.fix
+            ) from None
 
     def _component(self) -> Component:
         if self.component is None:
