@@ -9,10 +9,12 @@ the value of a formula shown next to it. Nothing here imports torch, numpy or th
 
 from __future__ import annotations
 
+import math
+
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
-from generator.models.counts import layer_groups, seen_keys
+from generator.models.counts import has, layer_groups, seen_keys
 from generator.models.rows import Row, prefixed, total, with_bias
 from generator.render.numbers import fmt_int  # only in labels ("Values for 1,024 tokens")
 
@@ -77,7 +79,9 @@ def _context(cfg: ModelConfig, n_ctx: int | None) -> int:
 # --- parameters -------------------------------------------------------------------------------
 
 
-def param_rows(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> list[Row]:
+def param_rows(
+    cfg: ModelConfig, component: str, *, tied: bool | None = None, layer: int | None = None
+) -> list[Row]:
     """The learned tensors of one instance of `component`, one row each.
 
     tied: whether the unembedding reuses the token embedding (no parameters of its own) or is a
@@ -85,7 +89,7 @@ def param_rows(cfg: ModelConfig, component: str, *, tied: bool | None = None) ->
     """
     _check(cfg, component)
     tied = cfg.tied_embeddings if tied is None else tied
-    return get_family(cfg.family).param_rows(cfg, component, tied=tied)
+    return get_family(cfg.family).param_rows(cfg, component, tied=tied, layer=layer)
 
 
 def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
@@ -93,13 +97,35 @@ def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool | None =
 
 
 def instances(cfg: ModelConfig, component: str) -> int:
-    """How many copies the model has: n_layer for the parts of a block, 1 otherwise."""
+    """How many copies the model has: for the parts of a block, the layers that have it (every
+    layer; experts in the MoE layers, a dense MLP in the others), 1 otherwise."""
     _check(cfg, component)
-    return cfg.n_layer if component in get_family(cfg.family).per_block else 1
+    if component not in get_family(cfg.family).per_block:
+        return 1
+    return sum(has(cfg, component, i) for i in range(cfg.n_layer))
 
 
 def params_total(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
-    return params_per_instance(cfg, component, tied=tied) * instances(cfg, component)
+    """Every instance's parameters (a block: each layer's own, dense and MoE layers apart)."""
+    if component != "block" or instances(cfg, component) == 1:
+        return params_per_instance(cfg, component, tied=tied) * instances(cfg, component)
+    return sum(
+        total(param_rows(cfg, component, tied=tied, layer=layers[0])) * len(layers)
+        for _, layers in layer_groups(cfg, by_window=False)
+    )
+
+
+def active_params(cfg: ModelConfig) -> int:
+    """The parameters one token's forward pass reads: all but the routed experts it does not
+    run (each MoE layer runs top_k of n_experts; its router scores them all)."""
+    unused = 0
+    if cfg.experts is not None:
+        moe = cfg.experts
+        per_expert = 3 * cfg.d_model * moe.d_expert
+        if cfg.biased("mlp"):
+            per_expert += 2 * moe.d_expert + cfg.d_model
+        unused = instances(cfg, "experts") * (moe.n_experts - moe.top_k) * per_expert
+    return params_total(cfg, "model") - unused
 
 
 # --- FLOPs ------------------------------------------------------------------------------------
@@ -126,11 +152,12 @@ def flops_per_token(
 
 def flops_total_per_token(cfg: ModelConfig, component: str, n_ctx: int | None = None) -> int:
     """Forward FLOPs per token of every instance of `component`, each layer with its window."""
-    if instances(cfg, component) == 1:
+    if component not in get_family(cfg.family).per_block:
         return flops_per_token(cfg, component, n_ctx)
     return sum(
         flops_per_token(cfg, component, n_ctx, layers[0]) * len(layers)
         for _, layers in layer_groups(cfg)
+        if has(cfg, component, layers[0])
     )
 
 
@@ -150,14 +177,22 @@ def kaplan_c_forward(cfg: ModelConfig, n_ctx: int | None = None) -> int:
     return 2 * kaplan_n(cfg) + 2 * cfg.n_layer * T * cfg.d_attn
 
 
-def block_weights(cfg: ModelConfig) -> int:
+def block_weights(cfg: ModelConfig, *, active: bool = False) -> int:
     """The weights of every block's matrices (no biases, norms or embeddings): the N whose
     2N is the projections' and MLP's share of the forward FLOPs per token, in every family
-    (GPT-2's equals Kaplan's N; Llama's counts its narrower K and V and its three MLP matrices)."""
-    rows = param_rows(cfg, "block")
-    return cfg.n_layer * sum(
-        term[0] * term[1] for row in rows for term in row.terms if len(term) == 2
-    )
+    (GPT-2's equals Kaplan's N; Llama's counts its narrower K and V and its three MLP matrices).
+    With experts, every expert's (active=False) or only the top_k a token runs (active=True,
+    the N of 2N: the router scores all experts, so its matrix counts whole)."""
+    found = 0
+    for _, layers in layer_groups(cfg, by_window=False):
+        rows = param_rows(cfg, "block", layer=layers[0])
+        weights = sum(math.prod(term) for row in rows for term in row.terms if len(term) >= 2)
+        if active and cfg.moe_layer(layers[0]):
+            assert cfg.experts is not None
+            moe = cfg.experts
+            weights -= (moe.n_experts - moe.top_k) * 3 * cfg.d_model * moe.d_expert
+        found += weights * len(layers)
+    return found
 
 
 def attention_grid_flops(cfg: ModelConfig, n_ctx: int | None = None) -> int:
@@ -190,11 +225,13 @@ def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
         "label": cfg.label,
         "n_ctx": T,
         "params": params_total(cfg, "model"),  # as the model is (tied or not)
+        "active_params": active_params(cfg),  # those one token reads (experts: top_k of them)
         "params_tied": tied,
         "params_untied": params_total(cfg, "model", tied=False),
         "embedding_params": embedding,  # wte (+ wpe)
         "non_embedding_params": tied - embedding,  # exact: blocks and the final norm
         "block_weights": block_weights(cfg),
+        "active_block_weights": block_weights(cfg, active=True),
         "kaplan_n": kaplan_n(cfg),
         "kaplan_c_forward": kaplan_c,
         "flops_per_token": flops,  # exact, FLOP_CONVENTION

@@ -55,6 +55,8 @@ def _matrix_terms(
 def _attention_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, str, int, int, bool]]:
     """(role, module, in, out, biased) of each projection of a layer's attention."""
     d, q, kv = cfg.d_model, cfg.d_attn, cfg.d_kv
+    if cfg.latent is not None:
+        return _latent_parts(cfg, names)
     if names.qkv is not None:
         parts = [("qkv", names.qkv, d, q + 2 * kv, cfg.biased("q"))]
     else:
@@ -65,20 +67,97 @@ def _attention_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, st
     return [*parts, ("o", names.o, q, d, cfg.biased("o"))]
 
 
-def _mlp_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, str, int, int, bool]]:
-    """(role, module, in, out, biased) of each projection of a dense MLP."""
-    d, f, bias = cfg.d_model, cfg.d_mlp, cfg.biased("mlp")
+def _latent_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, str, int, int, bool]]:
+    """Latent attention's projections: queries through their latent (or q_proj), keys and values
+    from one latent per position (kv_a), read out for every head (kv_b); the output. Biases as
+    transformers gives them: the attention bias on q_a, kv_a and o only."""
+    assert cfg.latent is not None
+    lat, d, h, bias = cfg.latent, cfg.d_model, cfg.n_head, cfg.biased("o")
+    if lat.q_rank is None:
+        parts = [("q", "q_proj", d, h * lat.qk_dim, False)]
+    else:
+        parts = [
+            ("q_a", "q_a_proj", d, lat.q_rank, bias),
+            ("q_b", "q_b_proj", lat.q_rank, h * lat.qk_dim, False),
+        ]
+    return [
+        *parts,
+        ("kv_a", "kv_a_proj_with_mqa", d, lat.kv_rank + lat.rope_dim, bias),
+        ("kv_b", "kv_b_proj", lat.kv_rank, h * (lat.nope_dim + lat.v_dim), False),
+        ("o", names.o, h * lat.v_dim, d, bias),
+    ]
+
+
+def _latent_norms(cfg: ModelConfig, words: Words) -> list[Row]:
+    """The gains of latent attention's two latent norms (q's when it has a latent)."""
+    assert cfg.latent is not None
+    lat = cfg.latent
+    widths = [("kv_a_layernorm", lat.kv_rank)]
+    if lat.q_rank is not None:
+        widths.insert(0, ("q_a_layernorm", lat.q_rank))
+    return [
+        Row(f"{module}.weight", f"{words.gain[1]} of {module}", ((width,),))
+        for module, width in widths
+    ]
+
+
+def _mlp_parts(
+    cfg: ModelConfig, names: TensorNames, width: int | None = None, prefix: str = ""
+) -> list[tuple[str, str, int, int, bool]]:
+    """(role, module, in, out, biased) of each projection of a dense MLP `width` wide (d_mlp)."""
+    d, f, bias = cfg.d_model, width or cfg.d_mlp, cfg.biased("mlp")
     parts = []
     if cfg.mlp != "gelu" and names.gate is not None:
-        parts.append(("gate", names.gate, d, f, bias))
-    return [*parts, ("up", names.up, d, f, bias), ("down", names.down, f, d, bias)]
+        parts.append(("gate", f"{prefix}{names.gate}", d, f, bias))
+    return [
+        *parts,
+        ("up", f"{prefix}{names.up}", d, f, bias),
+        ("down", f"{prefix}{names.down}", f, d, bias),
+    ]
+
+
+def _expert_rows(cfg: ModelConfig, names: TensorNames, words: Words) -> list[Row]:
+    """The router, every routed expert (stacked as the checkpoint stores them) and the shared
+    experts of one MoE layer."""
+    assert cfg.experts is not None
+    moe, d, bias = cfg.experts, cfg.d_model, cfg.biased("mlp")
+    E, width = moe.n_experts, moe.d_expert
+    router = ((d, E), (E,)) if moe.router_bias else ((d, E),)
+    rows = [
+        Row(names.router, words.flops["router"], router),
+        Row(
+            f"{names.experts}.gate_up_proj",
+            f"{words.flops['experts_gate_up']}, all {E}",
+            ((E, d, 2 * width), (E, 2 * width)) if bias else ((E, d, 2 * width),),
+        ),
+        Row(
+            f"{names.experts}.down_proj",
+            f"{words.flops['experts_down']}, all {E}",
+            ((E, width, d), (E, d)) if bias else ((E, width, d),),
+        ),
+    ]
+    shared = (
+        _mlp_parts(cfg, names, moe.n_shared * width, f"{names.shared}.") if moe.n_shared else []
+    )
+    return rows + [
+        Row(module, f"Shared experts' {words.flops[role].lower()}", _matrix_terms(cfg, i, o, b))
+        for role, module, i, o, b in shared
+    ]
 
 
 def param_rows(
-    cfg: ModelConfig, names: TensorNames, words: Words, component: str, *, tied: bool
+    cfg: ModelConfig,
+    names: TensorNames,
+    words: Words,
+    component: str,
+    *,
+    tied: bool,
+    layer: int | None = None,
 ) -> list[Row]:
-    """The learned tensors of one instance of `component`, one row each (matrices in × out)."""
+    """The learned tensors of one instance of `component` (a block: layer `layer`'s, by default
+    a typical one), one row each (matrices in × out)."""
     d, V = cfg.d_model, cfg.vocab_size
+    layer = typical_layer(cfg, component) if layer is None else layer
     if component == "wte":
         return [Row(*words.embed, ((V, d),))]
     if component == "wpe":
@@ -87,16 +166,24 @@ def param_rows(
         rows = [Row(*words.gain, ((d,),))]
         return rows + [Row(*words.shift, ((d,),))] if cfg.norm == "layernorm" else rows
     if component == "attention":
-        return [
+        rows = [
             Row(module, words.param_label(role, module), _matrix_terms(cfg, n_in, n_out, bias))
             for role, module, n_in, n_out, bias in _attention_parts(cfg, names)
         ]
+        if cfg.latent is not None:
+            rows[-1:-1] = _latent_norms(cfg, words)
+        if cfg.attention_sinks:
+            rows.append(Row("sinks", "Sinks: a learned logit per head", ((cfg.n_head,),)))
+        return rows
+    if component == "experts":
+        return _expert_rows(cfg, names, words) if cfg.experts is not None else []
     if component == "mlp":
         return [
             Row(module, words.param_label(role, module), _matrix_terms(cfg, n_in, n_out, bias))
             for role, module, n_in, n_out, bias in _mlp_parts(cfg, names)
         ]
     if component == "block":
+        mlp = "experts" if cfg.moe_layer(layer) else "mlp"
         parts = {
             "norm1": prefixed(
                 names.norm1,
@@ -111,25 +198,64 @@ def param_rows(
                 param_rows(cfg, names, words, "ln2", tied=tied),
                 label=words.norms_labelled,
             ),
-            "mlp": prefixed(
-                names.mlp, param_rows(cfg, names, words, "mlp", tied=tied), label=False
-            ),
+            "mlp": prefixed(names.mlp, param_rows(cfg, names, words, mlp, tied=tied), label=False),
         }
         return [row for part in ("norm1", "attention", "norm2", "mlp") for row in parts[part]]
     if component == "unembed":
         return [] if tied else [Row("lm_head", words.lm_head, ((d, V),))]
     if component == "model":
-        layers = total(param_rows(cfg, names, words, "block", tied=tied))
         final = total(param_rows(cfg, names, words, "lnf", tied=tied))
         norm_terms = ((d,), (d,)) if final == 2 * d else ((d,),)
+        groups = [(kind, layers) for kind, layers in layer_groups(cfg, by_window=False)]
+        layer_rows = [
+            Row(
+                words.layers[0] if len(groups) == 1 else f"{words.layers[0]}.{kind}",
+                words.layers[1] if len(groups) == 1 else f"{words.layers[1]}, {kind}",
+                (
+                    (
+                        total(param_rows(cfg, names, words, "block", tied=tied, layer=layers[0])),
+                        len(layers),
+                    ),
+                ),
+            )
+            for kind, layers in groups
+        ]
         return [
             *param_rows(cfg, names, words, "wte", tied=tied),
             *param_rows(cfg, names, words, "wpe", tied=tied),
-            Row(*words.layers, ((layers, cfg.n_layer),)),
+            *layer_rows,
             Row(*words.final_norm, norm_terms),
             *param_rows(cfg, names, words, "unembed", tied=tied),
         ]
     return []  # no tensors of its own: a sum, a lookup of positions, rotations
+
+
+def _expert_flops(cfg: ModelConfig, names: TensorNames, words: Words) -> list[Row]:
+    """FLOPs per token of one MoE layer on a token's active path: the router scores every
+    expert, then the token runs its top_k experts (and the shared ones), not the others."""
+    assert cfg.experts is not None
+    moe, d = cfg.experts, cfg.d_model
+    k, E, width = moe.top_k, moe.n_experts, moe.d_expert
+    rows = [
+        Row(names.router, words.flops["router"], ((2, d, E),)),
+        Row(
+            f"{names.experts}.gate_up_proj",
+            f"{words.flops['experts_gate_up']}, top {k}",
+            ((k, 2, d, 2 * width),),
+        ),
+        Row(
+            f"{names.experts}.down_proj",
+            f"{words.flops['experts_down']}, top {k}",
+            ((k, 2, width, d),),
+        ),
+    ]
+    shared = (
+        _mlp_parts(cfg, names, moe.n_shared * width, f"{names.shared}.") if moe.n_shared else []
+    )
+    return rows + [
+        Row(module, f"Shared experts' {words.flops[role].lower()}", ((2, i, o),))
+        for role, module, i, o, _ in shared
+    ]
 
 
 def seen_keys(cfg: ModelConfig, layer: int, T: int) -> int:
@@ -139,13 +265,33 @@ def seen_keys(cfg: ModelConfig, layer: int, T: int) -> int:
     return T if window is None else min(T, window)
 
 
-def layer_groups(cfg: ModelConfig) -> list[tuple[str, tuple[int, ...]]]:
-    """The model's layers grouped by what their rows depend on (their window): (kind, layers),
-    in order of each kind's first layer. One group when every layer is alike."""
+def layer_groups(cfg: ModelConfig, *, by_window: bool = True) -> list[tuple[str, tuple[int, ...]]]:
+    """The model's layers grouped by what their rows depend on: their window (FLOPs; not for
+    parameters, by_window=False) and whether they have experts: (kind, layers), in order of each
+    kind's first layer. One group when every layer is alike."""
     groups: dict[str, list[int]] = {}
     for i in range(cfg.n_layer):
-        groups.setdefault(cfg.layer_type(i), []).append(i)
+        kinds: list[str] = [cfg.layer_type(i)] if by_window else []
+        if cfg.experts is not None:
+            kinds.append("experts" if cfg.moe_layer(i) else "dense")
+        groups.setdefault(" ".join(kinds) or "full", []).append(i)
     return [(kind, tuple(layers)) for kind, layers in groups.items()]
+
+
+def has(cfg: ModelConfig, component: str, layer: int) -> bool:
+    """Whether layer `layer` has `component`: experts in an MoE layer, a dense MLP elsewhere."""
+    if component == "experts":
+        return cfg.moe_layer(layer)
+    if component == "mlp":
+        return not cfg.moe_layer(layer)
+    return True
+
+
+def typical_layer(cfg: ModelConfig, component: str) -> int:
+    """The layer whose instance stands for a layer part on a page: the first that has it (a
+    block: the first with experts, if any; else the first)."""
+    wanted = "experts" if component == "block" and cfg.experts is not None else component
+    return next((i for i in range(cfg.n_layer) if has(cfg, wanted, i)), 0)
 
 
 def flop_rows(
@@ -161,11 +307,14 @@ def flop_rows(
             for role, module, n_in, n_out, _ in parts
         ]
         keys = seen_keys(cfg, layer, T)
+        qk, v = (cfg.latent.qk_dim, cfg.latent.v_dim) if cfg.latent is not None else (dh, dh)
         grid = [
-            Row("scores", words.flops["scores"], ((2, h, keys, dh),)),
-            Row("weighted_sum", words.flops["weighted_sum"], ((2, h, keys, dh),)),
+            Row("scores", words.flops["scores"], ((2, h, keys, qk),)),
+            Row("weighted_sum", words.flops["weighted_sum"], ((2, h, keys, v),)),
         ]
         return [*rows[:-1], *grid, rows[-1]]
+    if component == "experts":
+        return _expert_flops(cfg, names, words) if cfg.experts is not None else []
     if component == "mlp":
         return [
             Row(module, words.flops[role], ((2, n_in, n_out),))
@@ -173,7 +322,7 @@ def flop_rows(
         ]
     if component == "block":
         attn = flop_rows(cfg, names, words, "attention", T, layer)
-        mlp = flop_rows(cfg, names, words, "mlp", T, layer)
+        mlp = flop_rows(cfg, names, words, "experts" if cfg.moe_layer(layer) else "mlp", T, layer)
         return prefixed(names.attention, attn, label=False) + prefixed(names.mlp, mlp, label=False)
     if component == "unembed":
         return [Row("logits", words.logits, ((2, d, V),))]

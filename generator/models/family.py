@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 Shapes = dict[str, tuple[int, ...]]
-# the boxes generator/render/diagram.py draws its lines between
-MAP_NEEDS = ("wte", "ln1", "attention", "ln2", "mlp", "lnf", "unembed")
+# the boxes generator/render/diagram.py draws its lines between (the MLP's: "mlp" or "experts")
+MAP_NEEDS = ("wte", "ln1", "attention", "ln2", "lnf", "unembed")
 # the components a layer has one instance of, where a family has them
-LAYER_PARTS = ("ln1", "rope", "attention", "ln2", "mlp", "block")
+LAYER_PARTS = ("ln1", "rope", "attention", "ln2", "mlp", "experts", "block")
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,14 @@ class Family:
         if unknown:
             raise ValueError(f"family {self.name!r}: map boxes {unknown} are not its components")
         missing = [key for key in MAP_NEEDS if key not in boxed]
-        if missing or not {"wpe", "rope"} & set(boxed):  # how positions enter the stream
+        if not {"wpe", "rope"} & set(boxed):  # how positions enter the stream
+            missing.append("wpe or rope")
+        if not {"mlp", "experts"} & set(boxed):
+            missing.append("mlp or experts")
+        if missing:
             raise ValueError(
-                f"family {self.name!r}: its map needs boxes {list(MAP_NEEDS)} and wpe or rope "
-                f"(the lines are drawn between them); missing {missing or ['wpe or rope']}"
+                f"family {self.name!r}: its map needs boxes {list(MAP_NEEDS)}, wpe or rope, and "
+                f"mlp or experts (the lines are drawn between them); missing {missing}"
             )
 
     @property
@@ -75,9 +79,11 @@ class Family:
         """Each checkpoint tensor's name and shape."""
         return weight_shapes(cfg, cfg.names)
 
-    def param_rows(self, cfg: ModelConfig, component: str, *, tied: bool) -> list[Row]:
-        """The learned tensors of one instance of `component`, one row each."""
-        return param_rows(cfg, cfg.names, self.words, component, tied=tied)
+    def param_rows(
+        self, cfg: ModelConfig, component: str, *, tied: bool, layer: int | None = None
+    ) -> list[Row]:
+        """The learned tensors of one instance of `component` (in layer `layer`), one row each."""
+        return param_rows(cfg, cfg.names, self.words, component, tied=tied, layer=layer)
 
     def flop_rows(self, cfg: ModelConfig, component: str, T: int, layer: int = 0) -> list[Row]:
         """Forward FLOPs per token of one instance of `component` (in layer `layer`) at T."""

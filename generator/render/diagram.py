@@ -65,7 +65,8 @@ def architecture_map(
         cx = box.x + box.w / 2
         return point(cx, box.y + box.h), point(cx, add_y), point(STREAM_X + 14, add_y)
 
-    ln1, attn, ln2, mlp = by_key["ln1"], by_key["attention"], by_key["ln2"], by_key["mlp"]
+    ln1, attn, ln2 = by_key["ln1"], by_key["attention"], by_key["ln2"]
+    mlp = by_key["mlp"] if "mlp" in by_key else by_key["experts"]  # a dense MLP or experts
     wte, lnf, unembed = by_key["wte"], by_key["lnf"], by_key["unembed"]
     fx, fy, fw, fh = BLOCK_FRAME
     embed_y = ADDS["embed"]
