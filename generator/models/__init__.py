@@ -18,7 +18,7 @@ Importing this package imports no numpy (generator.config imports it on every bu
 from __future__ import annotations
 
 from generator.errors import InputError
-from generator.models import gpt2, llama
+from generator.models import gpt2, llama, mixtral
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 
@@ -27,6 +27,7 @@ FAMILIES: dict[str, Family] = {
     for family in (
         gpt2.FAMILY,
         llama.FAMILY,
+        mixtral.FAMILY,
     )
 }
 

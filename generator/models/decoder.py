@@ -25,6 +25,7 @@ import numpy as np
 from generator.models.cache import KVCache, keep_window
 from generator.models.checkpoint import Weights, cast, check_token_ids, check_weights, sub_weights
 from generator.models.config import ModelConfig
+from generator.models.experts import experts_forward, route
 from generator.models.latent import LatentAttention, latent_attention
 from generator.models.ops import (
     apply_rotary,
@@ -163,11 +164,47 @@ def mlp(x: np.ndarray, w: Weights, cfg: ModelConfig) -> np.ndarray:
     names = cfg.names
     if cfg.mlp == "gelu":
         hidden = gelu(project(x, w, names.up, cfg))  # [nd, d_mlp]
-    else:
+    else:  # SwiGLU (a clamped one is the experts' only: a dense MLP beside them is plain)
         assert names.gate is not None
         gate = project(x, w, names.gate, cfg)  # [nd, d_mlp]
         hidden = swiglu(gate, project(x, w, names.up, cfg))  # [nd, d_mlp]
     return project(hidden, w, names.down, cfg)  # [nd, d]
+
+
+def moe(x: np.ndarray, w: Weights, cfg: ModelConfig) -> np.ndarray:
+    """A mixture of experts: the router scores every expert for each of x [nd, d]'s tokens, each
+    token runs its top_k (experts.py), weighted, plus the shared experts every token runs."""
+    assert cfg.experts is not None
+    spec, names = cfg.experts, cfg.names
+    router = f"{names.router}."
+    logits = linear(x, w[f"{router}weight"].T, w.get(f"{router}bias"))  # [nd, E]
+    chosen, weights = route(
+        logits,
+        top_k=spec.top_k,
+        kind=spec.router,
+        norm_topk_prob=spec.norm_topk_prob,
+        n_group=spec.n_group,
+        topk_group=spec.topk_group,
+        correction_bias=w.get(f"{router}e_score_correction_bias"),
+        scaling=spec.routed_scaling,
+    )  # [nd, k] each
+    experts = f"{names.experts}."
+    out = experts_forward(
+        x,
+        chosen,
+        weights,
+        w[f"{experts}gate_up_proj"],
+        w[f"{experts}down_proj"],
+        layout=names.experts_layout,
+        act="clamped" if cfg.mlp == "swiglu-clamped" else "silu",
+        gate_up_bias=w.get(f"{experts}gate_up_proj_bias"),
+        down_bias=w.get(f"{experts}down_proj_bias"),
+        swiglu_alpha=cfg.swiglu_alpha,
+        swiglu_limit=cfg.swiglu_limit,
+    )  # [nd, d]
+    if spec.n_shared:
+        out = out + mlp(x, sub_weights(w, f"{names.shared}."), cfg)
+    return out
 
 
 def forward(
@@ -213,7 +250,8 @@ def forward(
         )
         x = x + a  # [nd, d]
         normed = norm(x, layer, names.norm2, cfg)
-        x = x + mlp(normed, sub_weights(layer, f"{names.mlp}."), cfg)  # [nd, d]
+        branch = moe if cfg.moe_layer(i) else mlp
+        x = x + branch(normed, sub_weights(layer, f"{names.mlp}."), cfg)  # [nd, d]
         presents.append(present)
         if keep:
             traces.append(trace)

@@ -13,6 +13,7 @@ value of a table reaches a page unchecked.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import textwrap
 from collections.abc import Callable, Mapping
@@ -69,6 +70,12 @@ class Table:
     # a row's layer types from its fields, where the class computes them (gpt-oss alternates)
     layer_types: Callable[[int], tuple[str, ...]] | None = None
     router: str | None = None  # how its experts are chosen (Experts.router), if it has experts
+    # a row field another pinned excerpt declares, under its own name there: field -> (excerpt
+    # id, name), e.g. gpt-oss's swiglu_limit, hard-coded as `self.limit = 7.0` in its experts
+    elsewhere: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # code a pinned excerpt must hold verbatim, for what the family computes from a rule rather
+    # than a value (gpt-oss's alternating layer_types): what -> (excerpt id, the code)
+    rules: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def sizes(self) -> dict[str, ModelConfig]:
         return {name: self.spec(name, row) for name, row in self.rows.items()}
@@ -93,7 +100,12 @@ class Table:
 
     def check_pinned(self, texts: Mapping[str, str], *, file: str) -> None:
         """Each row against the pinned lines of its class (excerpt id -> verified text)."""
-        needed = [*((self.theta_pin,) if self.theta_pin else ()), *self.pins()]
+        needed = [
+            *((self.theta_pin,) if self.theta_pin else ()),
+            *self.pins(),
+            *(pin for pin, _ in self.elsewhere.values()),
+            *(pin for pin, _ in self.rules.values()),
+        ]
         for pin in needed:
             if pin not in texts:
                 raise InputError(
@@ -110,8 +122,21 @@ class Table:
                 pinned["rope_theta"] = theta  # no rope_parameters: the mixin's default_theta
             elif "default_theta" in pinned:
                 pinned["rope_theta"] = pinned["default_theta"]
+            for key, (pin, there) in self.elsewhere.items():
+                declared = defaults_in(texts[pin])
+                if there in declared:
+                    pinned[key] = declared[there]
             for key, value in row.fields.items():
                 self._check_field(name, row, key, value, pinned, file)
+        for what, (pin, code) in self.rules.items():
+            if code not in texts[pin]:
+                raise InputError(
+                    f"the {self.family} family computes {what} as {code!r}, and the pinned lines of"
+                    f" {pin} no longer hold that code",
+                    file=file,
+                    entry=pin,
+                    fix=f"make {self.file}'s rule for {what} agree with the pinned lines",
+                )
 
     def pins(self) -> list[str]:
         return list(dict.fromkeys(row.pinned for row in self.rows.values()))
@@ -280,7 +305,8 @@ class _Reader:
 
 def defaults_in(source: str) -> dict[str, Value]:
     """The defaults a block of class-level lines declares (`name: type = value`), for values
-    that are numbers, booleans, strings or None, or products of numbers (`4096 * 32`); and in a
+    that are numbers, booleans, strings or None, or products of numbers (`4096 * 32`); in a
+    method, `self.name = <such a value>` for a name no class line declares; and in a
     `__post_init__`, the literal dict rope_parameters gets when it is None, flattened to the
     `rope_<key>` fields rows write it as (rope_type, rope_factor, rope_beta_fast, …). Other lines are left out."""
     found: dict[str, Value] = {}
@@ -294,6 +320,13 @@ def defaults_in(source: str) -> dict[str, Value]:
                 except ValueError:
                     continue
     for assign in ast.walk(tree):
+        if (  # `self.limit = 7.0` in a method: `limit`, unless a class line declared it
+            isinstance(assign, ast.Assign)
+            and isinstance(assign.targets[0], ast.Attribute)
+            and assign.targets[0].attr not in found
+        ):
+            with contextlib.suppress(ValueError):
+                found[assign.targets[0].attr] = _number(assign.value)
         if (
             isinstance(assign, ast.Assign)
             and isinstance(assign.targets[0], ast.Attribute)

@@ -43,8 +43,8 @@ class TensorNames:
     shared: str = "shared_experts"
     # how experts store gate and up: one [E, 2I, d] per expert, gate rows then up rows
     # ("concatenated", Mixtral, DeepSeek), or [E, d, 2I] with gate and up columns alternating
-    # ("interleaved", gpt-oss)
-    experts_layout: Literal["concatenated", "interleaved"] = "concatenated"
+    # ("interleaved-transposed", gpt-oss)
+    experts_layout: Literal["concatenated", "interleaved-transposed"] = "concatenated"
 
 
 GPT2_NAMES = TensorNames(

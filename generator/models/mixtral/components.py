@@ -1,0 +1,121 @@
+"""Mixtral's component registry, in forward order. Its layer is Mistral's but for the MLP: the
+norms, the embedding, the rotary positions, the attention and the unembedding are the Llama
+family's modules, explained on the Llama pages (linked from Mixtral's map); the experts, the
+layer and the whole model have pages of their own, with Mixtral's numbers and code."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from generator.models.component import LOGITS, RESIDUAL, TOKEN_IDS, Component, Source, Tensor
+from generator.models.llama.components import COMPONENTS as LLAMA
+
+SHARED = ("wte", "ln1", "rope", "attention", "ln2", "lnf", "unembed")
+
+
+def _from_llama(key: str) -> Component:
+    """Llama's component `key`, whose page explains Mixtral's too (cited there, not again)."""
+    found = next(c for c in LLAMA if c.key == key)
+    return dataclasses.replace(found, code=(), sources=(), call_site=None)
+
+
+EXPERTS = Component(
+    key="experts",
+    title="Mixture of experts (router and 8 SwiGLU experts)",
+    short="8 experts",
+    module="mlp",
+    kicker="Decoder layer",
+    role="A router scores every expert for each token and keeps the best two; the token runs "
+    "only those two SwiGLU MLPs, and their outputs are added, weighted by the router's scores.",
+    page="mixtral/experts.md",
+    learned=True,
+    formula=(
+        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} = \sum_{e \in \operatorname{top2}(p)}"
+        r" \frac{p_e}{\sum_{e' \in \operatorname{top2}(p)} p_{e'}}\,"
+        r"\operatorname{SwiGLU}_e({\htmlData{light=ln2}{Z_2}}), \qquad "
+        r"p = \operatorname{softmax}(Z_2\, W_{\mathrm{gate}}^{\top})"
+    ),
+    inputs=(Tensor("Z_2", RESIDUAL),),
+    outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),
+    code=("mixtral.moe-block", "mixtral.router", "mixtral.experts-init", "mixtral.experts"),
+    sources=(
+        Source(
+            "mixtral.router",
+            "The router is one bias-free linear map to an expert's score; a softmax over all "
+            "experts, the top num_experts_per_tok kept, and those renormalized to sum to 1.",
+        ),
+        Source(
+            "mixtral.experts-init",
+            "All experts' matrices are stored stacked: gate_up_proj is [experts, 2 · "
+            "intermediate_size, hidden_size], down_proj [experts, hidden_size, intermediate_size].",
+        ),
+        Source(
+            "mixtral.experts",
+            "Each expert runs only on the tokens routed to it; its output is weighted by the "
+            "token's routing weight and added into the token's row.",
+        ),
+    ),
+)
+
+COMPONENTS: tuple[Component, ...] = (
+    _from_llama("wte"),
+    _from_llama("ln1"),
+    _from_llama("rope"),
+    _from_llama("attention"),
+    _from_llama("ln2"),
+    EXPERTS,
+    Component(
+        key="block",
+        title="Decoder layer with experts",
+        short="Layer",
+        kicker="Decoder layer",
+        role="Mistral's pre-norm layer, with the mixture of experts where the MLP was.",
+        page="mixtral/model.md",
+        learned=True,
+        formula=(
+            r"\begin{aligned} H' &= H + {\htmlData{light=attention}{\operatorname{Attn}}}"
+            r"({\htmlData{light=ln1}{\operatorname{RMS}_1}}(H)) \\ "
+            r"{\htmlData{light=block}{H_{\mathrm{out}}}} &= H' + "
+            r"{\htmlData{light=experts}{\operatorname{MoE}}}"
+            r"({\htmlData{light=ln2}{\operatorname{RMS}_2}}(H')) \end{aligned}"
+        ),
+        inputs=(Tensor("H", RESIDUAL),),
+        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
+        code=("mixtral.decoder-layer",),
+        sources=(
+            Source(
+                "mixtral.decoder-layer",
+                "The layer adds attention's output to the stream, then the mixture of experts'; "
+                "each branch reads an RMSNorm of the stream.",
+            ),
+        ),
+    ),
+    _from_llama("lnf"),
+    _from_llama("unembed"),
+    Component(
+        key="model",
+        title="The whole model",
+        short="Whole model",
+        kicker="Model",
+        role="Token ids in, a probability for every next token out: 32 layers, each reading two "
+        "of its eight experts per token.",
+        page="mixtral/model.md",
+        learned=True,
+        formula=(
+            r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
+            r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
+            r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
+            r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
+        ),
+        inputs=(Tensor("x", TOKEN_IDS),),
+        outputs=(Tensor("P", LOGITS),),
+        code=("mixtral.config-defaults",),
+        sources=(
+            Source(
+                "mixtral.config-defaults",
+                "MixtralConfig()'s defaults: Mistral's widths, 8 local experts, 2 per token, "
+                "rope_theta 1,000,000 and no sliding window; this site reads its sizes from them.",
+            ),
+        ),
+    ),
+)
