@@ -18,7 +18,7 @@ Importing this package imports no numpy (generator.config imports it on every bu
 from __future__ import annotations
 
 from generator.errors import InputError
-from generator.models import gpt2, llama, mixtral
+from generator.models import gpt2, gpt_oss, llama, mixtral
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 
@@ -28,6 +28,7 @@ FAMILIES: dict[str, Family] = {
         gpt2.FAMILY,
         llama.FAMILY,
         mixtral.FAMILY,
+        gpt_oss.FAMILY,
     )
 }
 

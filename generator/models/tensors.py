@@ -159,7 +159,7 @@ def _mlp(cfg: ModelConfig, names: TensorNames, prefix: str, layer: int) -> dict[
         found[f"{experts}gate_up_proj"] = Tensor((E, d, 2 * width), "experts", d)
     if biased:
         found[f"{experts}gate_up_proj_bias"] = Tensor((E, 2 * width), "bias")
-    if names.experts_layout == "interleaved":
+    if names.experts_layout == "interleaved-transposed":
         found[f"{experts}down_proj"] = Tensor((E, width, d), "experts", width)
     if biased:
         found[f"{experts}down_proj_bias"] = Tensor((E, d), "bias")
