@@ -307,14 +307,18 @@ def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
     not parts of a sum.
     """
     T = _context(cfg, n_ctx)
-    per_token = (2, cfg.n_layer, cfg.d_kv)
-    rows = [Row("values", "Values per token: a key and a value per block", (per_token,))]
+    width = cache_width(cfg)  # (2, n_kv_head · d_head): a key and a value; latent: (c + r,)
+    per_token = (width[0], cfg.n_layer, *width[1:]) if len(width) == 2 else (cfg.n_layer, *width)
+    what = (
+        "a key and a value per block" if len(width) == 2 else "a latent and a rotated key per layer"
+    )
+    rows = [Row("values", f"Values per token: {what}", (per_token,))]
     rows += [
         Row(f"bytes.{dtype}", f"Bytes per token in {dtype}", ((*per_token, size),))
         for dtype, size in KV_DTYPES.items()
     ]
     held = tuple(
-        (2, len(layers), cfg.d_kv, cached_positions(cfg, layers[0], T))
+        (*width[:-1], len(layers), width[-1], cached_positions(cfg, layers[0], T))
         for _, layers in layer_groups(cfg)
     )
     label = f"Values for {fmt_int(T)} tokens"
@@ -330,6 +334,25 @@ def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
         for dtype, size in KV_DTYPES.items()
     ]
     return rows
+
+
+def cache_width(cfg: ModelConfig) -> tuple[int, ...]:
+    """What one layer's cache holds per position: a key and a value n_kv_head · d_head wide,
+    (2, d_kv); with latent attention the latent and the shared rotated key, (kv_rank + rope_dim,),
+    from which every head's keys and values are read out again."""
+    if cfg.latent is not None:
+        return (cfg.latent.kv_rank + cfg.latent.rope_dim,)
+    return (2, cfg.d_kv)
+
+
+def full_kv_values_per_token(cfg: ModelConfig) -> int:
+    """What a cache of every head's key and value would hold per token, all layers: latent
+    attention's keys are h · (nope + rope) wide and its values h · v_dim (its latent cache holds
+    kv_rank + rope_dim instead); without a latent, the cache itself."""
+    if cfg.latent is None:
+        return kv_values_per_token(cfg)
+    lat = cfg.latent
+    return cfg.n_layer * cfg.n_head * (lat.qk_dim + lat.v_dim)
 
 
 def kv_values_per_token(cfg: ModelConfig) -> int:
@@ -351,7 +374,14 @@ def decode_flop_rows(cfg: ModelConfig, t: int, *, cached: bool) -> list[Row]:
     )
     keys = "t keys" if cfg.sliding_window is None else "the keys its window keeps"
     if cached:
-        return [Row("h", f"Blocks: one new position against {keys}", blocks), logits]
+        rows = [Row("h", f"Blocks: one new position against {keys}", blocks)]
+        if cfg.latent is not None and t > 1:  # transformers reads every cached latent out again
+            lat = cfg.latent
+            readout = (2, lat.kv_rank, cfg.n_head * (lat.nope_dim + lat.v_dim), t - 1, cfg.n_layer)
+            rows.append(
+                Row("readout", "The t − 1 cached latents read out again (kv_b)", (readout,))
+            )
+        return [*rows, logits]
     again = tuple((*term, t) for term in blocks)
     return [Row("h", "Blocks: all t positions again", again), logits]
 

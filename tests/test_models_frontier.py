@@ -91,3 +91,20 @@ def test_flops_equal_the_flop_counter(cfg) -> None:
         model(ids, use_cache=False)
     eager = dataclasses.replace(cfg, sliding_window=None, layer_types=None)  # every cell
     assert counter.get_total_flops() == accounting.flops_per_token(eager, "model", T) * T
+
+
+@pytest.mark.parametrize("cfg", TINY[1::5], ids=lambda c: c.name)
+def test_a_decoding_step_equals_the_flop_counter(cfg) -> None:
+    """One cached step at token t: FlopCounterMode on transformers' own step equals decode_flops
+    (a window's layers read only what their cache keeps; latent attention reads every cached
+    latent out again, as transformers does)."""
+    t = 10
+    weights = random_weights(cfg, seed=6)
+    model = hf_model(weights, cfg)
+    ids = np.random.default_rng(8).integers(0, cfg.vocab_size, t)
+    cache = DynamicCache(config=model.config)
+    with float64_inside(), torch.no_grad():
+        cache = model(torch.as_tensor(ids[:-1])[None, :], cache=cache, use_cache=True).cache
+        with FlopCounterMode(display=False) as counter:
+            model(torch.as_tensor(ids[-1:])[None, :], cache=cache, use_cache=True)
+    assert counter.get_total_flops() == accounting.decode_flops(cfg, t, cached=True)

@@ -18,7 +18,7 @@ Importing this package imports no numpy (generator.config imports it on every bu
 from __future__ import annotations
 
 from generator.errors import InputError
-from generator.models import gpt2, gpt_oss, llama, mixtral
+from generator.models import deepseek_v3, gpt2, gpt_oss, llama, mixtral
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 
@@ -29,6 +29,7 @@ FAMILIES: dict[str, Family] = {
         llama.FAMILY,
         mixtral.FAMILY,
         gpt_oss.FAMILY,
+        deepseek_v3.FAMILY,
     )
 }
 

@@ -1,0 +1,164 @@
+"""DeepSeek-V3's component registry, in forward order. Its embedding, norms, rotary positions
+and unembedding are the Llama family's modules, explained on the Llama pages; its latent
+attention, its dense MLP (first layers), its experts, its layer and the whole model have pages of
+their own, with DeepSeek-V3's numbers and code."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from generator.models.component import LOGITS, RESIDUAL, TOKEN_IDS, Component, Source, Tensor
+from generator.models.mixtral.components import _from_llama
+
+ATTENTION = Component(
+    key="attention",
+    title="Multi-head latent attention (MLA)",
+    short="Latent attention",
+    kicker="Decoder layer",
+    role="Keys and values come from one small latent vector per position, read out for every "
+    "head; only a narrow part of each head carries position, through a rotated key shared by "
+    "all heads. So a cache can hold the latent instead of every head's keys and values.",
+    page="deepseek-v3/attention.md",
+    learned=True,
+    formula=(
+        r"c_t = \operatorname{RMS}(W_{\mathrm{DKV}}\,{\htmlData{light=ln1}{z_t}}),\ "
+        r"[k^{C}_{t,h}; v_{t,h}] = W_{\mathrm{UKV},h}\,c_t,\ "
+        r"k^{R}_t = \operatorname{RoPE}(W_{\mathrm{KR}} z_t),\ "
+        r"{\htmlData{light=attention}{o_{t,h}}} = \sum_s \operatorname{softmax}_s\Big("
+        r"\tfrac{q^{C\top}_{t,h} k^{C}_{s,h} + q^{R\top}_{t,h} k^{R}_s}"
+        r"{\sqrt{d_{\mathrm{nope}} + d_{\mathrm{rope}}}}\Big) v_{s,h}"
+    ),
+    inputs=(Tensor("Z_1", RESIDUAL),),
+    outputs=(Tensor(r"\Delta_{\mathrm{attn}}", RESIDUAL),),
+    code=(
+        "deepseek-v3.attention-init",
+        "deepseek-v3.attention-forward",
+        "deepseek-v3.rope-interleave",
+    ),
+    sources=(
+        Source(
+            "deepseek-v3.attention-init",
+            "Queries pass through a latent of q_lora_rank (q_a_proj, an RMSNorm, q_b_proj); "
+            "keys and values through one of kv_lora_rank plus the qk_rope_head_dim-wide rotated "
+            "key (kv_a_proj_with_mqa), read out per head by kv_b_proj.",
+        ),
+        Source(
+            "deepseek-v3.attention-forward",
+            "Only the rope part of each query and key is rotated; the rotated key is one for all "
+            "heads and is repeated to each before the scores.",
+        ),
+        Source(
+            "deepseek-v3.rope-interleave",
+            "DeepSeek's checkpoints pair neighbouring dimensions (2i, 2i + 1) for the rotation, "
+            "not i and i + d/2 as Llama does.",
+        ),
+    ),
+)
+
+DENSE = Component(
+    key="mlp",
+    title="Dense SwiGLU MLP (the first layers)",
+    short="SwiGLU MLP",
+    kicker="Decoder layer",
+    role="The first first_k_dense_replace layers keep one SwiGLU MLP of intermediate_size, as "
+    "Llama's; the layers after them have experts instead.",
+    page="deepseek-v3/experts.md",
+    learned=True,
+    code=("deepseek-v3.decoder-layer-init",),
+    sources=(
+        Source(
+            "deepseek-v3.decoder-layer-init",
+            "A layer whose index is first_k_dense_replace or more gets the mixture of experts; "
+            "the ones before it a dense MLP.",
+        ),
+    ),
+)
+
+EXPERTS = Component(
+    key="experts",
+    title="Mixture of experts (256 routed, 1 shared, group-limited routing)",
+    short="256 + 1 experts",
+    module="mlp",
+    kicker="Decoder layer",
+    role="Every token runs the shared expert and eight of 256 routed ones: a sigmoid score per "
+    "expert, biased for the choice only, the four best of eight groups searched, the chosen "
+    "scores normalized and scaled by routed_scaling_factor.",
+    page="deepseek-v3/experts.md",
+    learned=True,
+    formula=(
+        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} = \operatorname{FFN}_{\mathrm{shared}}"
+        r"({\htmlData{light=ln2}{z}}) + \gamma \sum_{e \in \mathcal{K}} "
+        r"\frac{\sigma(z^{\top} w_e)}{\sum_{e' \in \mathcal{K}} \sigma(z^{\top} w_{e'})}"
+        r"\operatorname{FFN}_e(z)"
+    ),
+    inputs=(Tensor("Z_2", RESIDUAL),),
+    outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),
+    code=("deepseek-v3.moe", "deepseek-v3.router"),
+    sources=(
+        Source(
+            "deepseek-v3.router",
+            "Sigmoid scores plus e_score_correction_bias choose: each group is scored by its two "
+            "best, topk_group groups kept, the top num_experts_per_tok experts of those chosen; "
+            "their weights are the unbiased scores, normalized and scaled.",
+        ),
+        Source(
+            "deepseek-v3.moe",
+            "The routed experts' weighted sum plus the shared experts, an MLP of "
+            "moe_intermediate_size × n_shared_experts that every token runs.",
+        ),
+    ),
+)
+
+COMPONENTS: tuple[Component, ...] = (
+    _from_llama("wte"),
+    _from_llama("ln1"),
+    dataclasses.replace(
+        _from_llama("rope"),
+        role="Rotates the qk_rope_head_dim part of each query and the shared key by an angle "
+        "that grows with the position, pairing neighbouring dimensions.",
+    ),
+    ATTENTION,
+    _from_llama("ln2"),
+    DENSE,
+    EXPERTS,
+    Component(
+        key="block",
+        title="Decoder layer: latent attention, a dense MLP or experts",
+        short="Layer",
+        kicker="Decoder layer",
+        role="Llama's pre-norm layer with latent attention; the first layers keep a dense MLP, "
+        "the rest have experts.",
+        page="deepseek-v3/model.md",
+        learned=True,
+        inputs=(Tensor("H", RESIDUAL),),
+        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
+    ),
+    _from_llama("lnf"),
+    _from_llama("unembed"),
+    Component(
+        key="model",
+        title="The whole model",
+        short="Whole model",
+        kicker="Model",
+        role="Token ids in, a probability for every next token out: 61 layers of latent "
+        "attention, 58 of them with 256 experts of which each token runs 8, and a shared one.",
+        page="deepseek-v3/model.md",
+        learned=True,
+        formula=(
+            r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
+            r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
+            r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
+            r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
+        ),
+        inputs=(Tensor("x", TOKEN_IDS),),
+        outputs=(Tensor("P", LOGITS),),
+        code=("deepseek-v3.config-defaults",),
+        sources=(
+            Source(
+                "deepseek-v3.config-defaults",
+                "DeepseekV3Config()'s defaults: the released model's widths, depth, heads, "
+                "latent ranks and experts; its context and RoPE are not the release's.",
+            ),
+        ),
+    ),
+)
