@@ -184,8 +184,7 @@ class ArchitectureMap(Block):
 
     template: ClassVar[str] = "architecture_map.html"
     diagram: Block  # the map (render.blocks.MapDiagram), every box a link
-    n_layer: int
-    family: str = "gpt2"  # whose map: the caption names its parts
+    caption: str  # what the map shows, in words: its family's MapLayout.figure
 
 
 @dataclass(frozen=True)

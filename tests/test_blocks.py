@@ -25,8 +25,13 @@ def callsite(code: str = "x = f(x)") -> blocks.CallSite:
 def test_text_is_escaped_and_generated_markup_is_not() -> None:
     html = blocks.render(callsite("if a < b and c > 'd': <script>"))
     assert "&lt;script&gt;" in html and "<script>" not in html
-    arch = blocks.render(blocks.ArchitectureMap(diagram=small_map(), n_layer=12))
-    assert "<svg" in arch and 'href="/mlp/"' in arch and "12 pre-norm blocks" in arch
+    caption = "12 pre-norm blocks <& more>"
+    arch = blocks.render(blocks.ArchitectureMap(diagram=small_map(), caption=caption))
+    assert (
+        "<svg" in arch
+        and 'href="/mlp/"' in arch
+        and "12 pre-norm blocks &lt;&amp; more&gt;" in arch
+    )
 
 
 def test_a_custom_dir_template_overrides_the_generators_own(tmp_path: Path) -> None:

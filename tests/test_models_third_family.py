@@ -64,9 +64,10 @@ def test_a_map_box_that_is_no_component_is_refused() -> None:
 def test_every_family_has_a_map_of_its_own() -> None:
     for family in FAMILIES.values():
         assert isinstance(family.map, MapLayout) and family.map.boxes
-        assert {"ln1", "attention", "ln2", "mlp", "wte", "lnf", "unembed"} <= {
-            box.key for box in family.map.boxes
-        }
+        keys = {box.key for box in family.map.boxes}
+        assert {"ln1", "attention", "ln2", "wte", "lnf", "unembed"} <= keys
+        assert {"mlp", "experts"} & keys, family.name  # a dense MLP or experts
+        assert family.map.figure, family.name
 
 
 def test_a_map_without_a_box_the_lines_need_is_refused() -> None:

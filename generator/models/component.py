@@ -44,6 +44,8 @@ class Component:
     sources: tuple[Source, ...] = ()
     walkthrough: str | None = None  # docs path of the step-by-step walkthrough, if any
     module: str = ""  # the checkpoint's name for it where `short` is not: "input_layernorm"
+    tables: bool = True  # its LaTeX tables are made (False: its page is another family's, or
+    # shows no table of it, as a family page drawn as the map's layer frame)
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ class MapLayout:
     name: str  # the map's accessible name; {n_layer} is filled in
     block_label: str  # the block frame's label: "Block" gives "Block × 12"
     caption: str  # under the map on a component page
+    figure: str  # under the whole-model map of the family's index page; {n_layer} filled
 
 
 # Where every family's block and output boxes sit: diagram.py's ⊕ heights (ADDS) and block frame

@@ -397,7 +397,7 @@ def latex_tables() -> dict[str, bytes]:
     files for the site."""
     tables = {}
     for family in FAMILIES.values():
-        for c in family.registry:
+        for c in (c for c in family.registry if c.tables):
             for cfg in family_sizes(family.name):
                 rows = accounting.param_rows(cfg, c.key)
                 if rows:

@@ -106,19 +106,55 @@ class SiteMacros(PageContext):
             grid = accounting.attention_grid_flops(cfg)
             kv = {r.key: r.value for r in accounting.kv_cache_rows(cfg)}
             tied = "tied to the token embedding" if cfg.tied_embeddings else "untied"
+            experts = cfg.experts is not None  # what a token reads is then less than the model
+            over = "the keys each query sees" if cfg.sliding_window else "the T × T grid"
             rows = [
                 (f"Parameters (the unembedding {tied})", m["params"], "params.model"),
+                *(
+                    [
+                        (
+                            "Active parameters per token (the experts it runs)",
+                            m["active_params"],
+                            "params.active",
+                        ),
+                        (
+                            "… without the token embedding (a token reads one row of it)",
+                            m["active_params"] - accounting.params_total(cfg, "wte"),
+                            "params.active_no_embedding",
+                        ),
+                    ]
+                    if experts
+                    else []
+                ),  # fmt: skip
                 ("Token embedding", accounting.params_total(cfg, "wte"), "params.wte"),
                 ("Unembedding", accounting.params_total(cfg, "unembed"), "params.unembed"),
                 ("All layers", accounting.params_total(cfg, "block"), "params.blocks"),
                 ("Block weights N (matrices only)", m["block_weights"], "params.block_weights"),
+                *(
+                    [
+                        (
+                            "… of them on a token's path, N_active",
+                            m["active_block_weights"],
+                            "params.active_block_weights",
+                        )
+                    ]
+                    if experts
+                    else []
+                ),  # fmt: skip
                 (
-                    f"Forward FLOPs per token at T = {fmt_int(cfg.n_ctx)}, exact",
+                    f"Forward FLOPs per token at T = {fmt_int(cfg.n_ctx)}, exact"
+                    + (", the active path" if experts else ""),
                     m["flops_per_token"],
                     "flops.model",
                 ),
-                ("… of which 2N (projections and MLP)", 2 * m["block_weights"], "flops.2n"),
-                ("… of which QKᵀ and A·V over the T × T grid", grid, "flops.grid"),
+                (
+                    "… of which 2N_active (projections, router, the experts run)"
+                    if experts
+                    else "… of which 2N (projections and MLP)",
+                    2 * m["active_block_weights"],
+                    "flops.2n",
+                ),
+                (f"… of which QKᵀ and A·V over {over}", grid, "flops.grid"),
                 (
                     "… of which the unembedding",
                     accounting.flops_per_token(cfg, "unembed"),
@@ -126,6 +162,17 @@ class SiteMacros(PageContext):
                 ),
                 ("KV cache per token, values", kv["values"], "kv.values"),
                 ("KV cache per token, bytes in float16", kv["bytes.float16"], "kv.bytes"),
+                *(
+                    [
+                        (
+                            "… every head's keys and values, were they cached, values",
+                            accounting.full_kv_values_per_token(cfg),
+                            "kv.full_values",
+                        )
+                    ]
+                    if cfg.latent is not None
+                    else []
+                ),  # fmt: skip
             ]
             lines = ["| Quantity | Value |", "| :-- | --: |"]
             lines += [
@@ -242,7 +289,8 @@ class SiteMacros(PageContext):
         n_layer = family_sizes(self.family.name)[0].n_layer
         uid = "map-home" if self.family.name == "gpt2" else f"map-{self.family.name}"
         diagram = architecture_map(self.link, n_layer=n_layer, uid=uid, family=self.family.name)
-        block = blocks.ArchitectureMap(diagram=diagram, n_layer=n_layer, family=self.family.name)
+        caption = self.family.map.figure.format(n_layer=n_layer)
+        block = blocks.ArchitectureMap(diagram=diagram, caption=caption)
         return self.render_block(block)
 
 

@@ -62,16 +62,8 @@ DENSE = Component(
     kicker="Decoder layer",
     role="The first first_k_dense_replace layers keep one SwiGLU MLP of intermediate_size, as "
     "Llama's; the layers after them have experts instead.",
-    page="deepseek-v3/experts.md",
+    page="deepseek-v3/mlp.md",
     learned=True,
-    code=("deepseek-v3.decoder-layer-init",),
-    sources=(
-        Source(
-            "deepseek-v3.decoder-layer-init",
-            "A layer whose index is first_k_dense_replace or more gets the mixture of experts; "
-            "the ones before it a dense MLP.",
-        ),
-    ),
 )
 
 EXPERTS = Component(
@@ -93,8 +85,13 @@ EXPERTS = Component(
     ),
     inputs=(Tensor("Z_2", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),
-    code=("deepseek-v3.moe", "deepseek-v3.router"),
+    code=("deepseek-v3.moe", "deepseek-v3.router", "deepseek-v3.decoder-layer-init"),
     sources=(
+        Source(
+            "deepseek-v3.decoder-layer-init",
+            "A layer whose index is first_k_dense_replace or more gets the mixture of experts; "
+            "the ones before it a dense MLP.",
+        ),
         Source(
             "deepseek-v3.router",
             "Sigmoid scores plus e_score_correction_bias choose: each group is scored by its two "
@@ -128,8 +125,9 @@ COMPONENTS: tuple[Component, ...] = (
         kicker="Decoder layer",
         role="Llama's pre-norm layer with latent attention; the first layers keep a dense MLP, "
         "the rest have experts.",
-        page="deepseek-v3/model.md",
+        page="deepseek-v3/index.md",
         learned=True,
+        tables=False,  # its family page shows the layers' sum, not a table of one
         inputs=(Tensor("H", RESIDUAL),),
         outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
     ),

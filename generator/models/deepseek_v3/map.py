@@ -13,6 +13,8 @@ MAP = MapLayout(
     "lm_head",
     block_label="Layer",
     caption="DeepSeek-V3 decoder layer: latent attention, then experts (a dense MLP at first)",
+    figure="DeepSeek-V3: token embedding, {n_layer} pre-norm decoder layers (latent attention;"
+    " a dense MLP in the first, a mixture of experts in the rest), final RMSNorm, untied lm_head.",
 )
 
 NO_PARAMS = {

@@ -14,6 +14,7 @@ MAP = MapLayout(
     name="GPT-2 architecture: embeddings, {n_layer} pre-norm blocks, final norm, unembedding",
     block_label="Block",
     caption="GPT-2 pre-normalized transformer block",
+    figure="GPT-2: embeddings, {n_layer} pre-norm blocks, final norm, unembedding.",
 )
 
 # Why a component without parameters of its own has none (its page's parameter section).

@@ -101,8 +101,9 @@ COMPONENTS: tuple[Component, ...] = (
         kicker="Decoder layer",
         role="Llama's pre-norm layer with gpt-oss's attention and experts; layers alternate "
         "between a sliding window and full attention.",
-        page="gpt-oss/model.md",
+        page="gpt-oss/index.md",
         learned=True,
+        tables=False,  # its family page shows the layers' sum, not a table of one
         inputs=(Tensor("H", RESIDUAL),),
         outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
     ),

@@ -12,4 +12,6 @@ MAP = MapLayout(
     "sliding and full attention with sinks, a mixture of experts, final RMSNorm, untied lm_head",
     block_label="Layer",
     caption="gpt-oss decoder layer: attention with sinks (every other layer windowed), experts",
+    figure="gpt-oss: token embedding, {n_layer} pre-norm decoder layers (attention with sinks,"
+    " windowed on every other layer; a mixture of experts), final RMSNorm, untied lm_head.",
 )

@@ -16,6 +16,8 @@ MAP = MapLayout(
     " positions, final RMSNorm, untied lm_head",
     block_label="Layer",
     caption="Llama decoder layer: pre-norm, rotary positions inside attention",
+    figure="Llama 2 and Mistral: token embedding, {n_layer} pre-norm decoder layers (rotary"
+    " positions inside attention), final RMSNorm, untied lm_head.",
 )
 
 # Why a component without parameters of its own has none (its page's parameter section).

@@ -16,7 +16,7 @@ SHARED = ("wte", "ln1", "rope", "attention", "ln2", "lnf", "unembed")
 def _from_llama(key: str) -> Component:
     """Llama's component `key`, whose page explains Mixtral's too (cited there, not again)."""
     found = next(c for c in LLAMA if c.key == key)
-    return dataclasses.replace(found, code=(), sources=(), call_site=None)
+    return dataclasses.replace(found, code=(), sources=(), call_site=None, tables=False)
 
 
 EXPERTS = Component(
@@ -70,8 +70,9 @@ COMPONENTS: tuple[Component, ...] = (
         short="Layer",
         kicker="Decoder layer",
         role="Mistral's pre-norm layer, with the mixture of experts where the MLP was.",
-        page="mixtral/model.md",
+        page="mixtral/index.md",  # drawn as the map's frame: its family page
         learned=True,
+        tables=False,  # its family page shows the layers' sum, not a table of one
         formula=(
             r"\begin{aligned} H' &= H + {\htmlData{light=attention}{\operatorname{Attn}}}"
             r"({\htmlData{light=ln1}{\operatorname{RMS}_1}}(H)) \\ "
@@ -81,14 +82,6 @@ COMPONENTS: tuple[Component, ...] = (
         ),
         inputs=(Tensor("H", RESIDUAL),),
         outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
-        code=("mixtral.decoder-layer",),
-        sources=(
-            Source(
-                "mixtral.decoder-layer",
-                "The layer adds attention's output to the stream, then the mixture of experts'; "
-                "each branch reads an RMSNorm of the stream.",
-            ),
-        ),
     ),
     _from_llama("lnf"),
     _from_llama("unembed"),
@@ -109,8 +102,13 @@ COMPONENTS: tuple[Component, ...] = (
         ),
         inputs=(Tensor("x", TOKEN_IDS),),
         outputs=(Tensor("P", LOGITS),),
-        code=("mixtral.config-defaults",),
+        code=("mixtral.decoder-layer", "mixtral.config-defaults"),
         sources=(
+            Source(
+                "mixtral.decoder-layer",
+                "The layer adds attention's output to the stream, then the mixture of experts'; "
+                "each branch reads an RMSNorm of the stream.",
+            ),
             Source(
                 "mixtral.config-defaults",
                 "MixtralConfig()'s defaults: Mistral's widths, 8 local experts, 2 per token, "

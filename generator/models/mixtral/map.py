@@ -16,6 +16,8 @@ MAP = MapLayout(
     " positions and a mixture of experts, final RMSNorm, untied lm_head",
     block_label="Layer",
     caption="Mixtral decoder layer: Mistral's, with eight experts in place of the MLP",
+    figure="Mixtral: token embedding, {n_layer} pre-norm decoder layers (rotary positions inside"
+    " attention, a mixture of experts in place of the MLP), final RMSNorm, untied lm_head.",
 )
 
 NO_PARAMS = {
