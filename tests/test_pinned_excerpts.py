@@ -148,6 +148,103 @@ def test_a_card_works_wherever_a_fence_does(tmp_path: Path) -> None:
     assert boxed.select_one(".pinned-excerpt__swhid code").get_text() == site.swhid(9, 10)
 
 
+QUOTED_PAGE = """\
+# T
+
+/// excerpt | toy.helper
+///
+
+> Quoted:
+>
+> /// excerpt | toy.helper
+> ///
+>
+> After it, still quoted.
+
+> > /// excerpt | toy.helper
+> > ///
+
+- A quote in a list item:
+
+    > /// excerpt | toy.helper
+    > ///
+
+=== "A tab"
+
+    /// excerpt | toy.helper
+    ///
+
+/// details | Details
+/// excerpt | toy.helper
+///
+///
+
+> ```text
+> /// excerpt | not.an.excerpt
+> ///
+> ```
+"""
+
+
+def test_a_card_in_a_blockquote_a_tab_or_a_details_block_is_the_card_outside(
+    tmp_path: Path,
+) -> None:
+    """`> /// excerpt | ID` was published as its raw text: the preprocessor read only lines
+    outside blockquotes. Now a card in a quote (nested, or in a list item), a content tab or a
+    details block is the card at the top level, and a quoted fence still shows the syntax."""
+    site = make_toy_site(tmp_path, page=QUOTED_PAGE)
+    config = site.root / "mkdocs.yml"
+    extensions = ("pymdownx.tabbed", "pymdownx.blocks.details")
+    config.write_text(config.read_text() + "markdown_extensions:\n  - " + "\n  - ".join(extensions))
+    done = build(site)
+    assert done.returncode == 0, done.stderr
+    html = (site.site / "index.html").read_text(encoding="utf-8")
+    assert "<p><div" not in html and "<p></div>" not in html
+    found = cards(site)
+    containers = [card.find_parent(["blockquote", "li", "details", "div"]) for card in found]
+    assert [tag.name for tag in containers] == [
+        "div",
+        "blockquote",
+        "blockquote",
+        "blockquote",
+        "div",
+        "details",
+    ]
+    assert containers[2].parent.name == "blockquote" and containers[3].parent.name == "li"
+    assert "tabbed-content" in containers[4]["class"]
+    outside = found[0]
+    for card in found[1:]:
+        assert card.get_text() == outside.get_text()
+        assert [t.name for t in card.descendants if t.name] == [
+            t.name for t in outside.descendants if t.name
+        ]
+    quoted = [p.get_text().strip() for p in containers[1].find_all("p", recursive=False)]
+    assert quoted == ["Quoted:", "After it, still quoted."]
+    assert "/// excerpt | not.an.excerpt" in containers[-1].find_next("blockquote").get_text()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write `/// excerpt | a.b` to quote a pin.",
+        "```text\n/// excerpt | a.b\n///\n```",
+        "> ~~~\n> /// excerpt | a.b\n> ///\n> ~~~",
+        "- Syntax:\n\n    ```\n    /// excerpt | a.b\n    ///\n    ```",
+        "<!--\n```\n/// excerpt | a.b\n```\n-->",
+    ],
+    ids=["inline-code", "fence", "quoted-fence", "fence-in-a-list", "comment"],
+)
+def test_the_syntax_shown_as_code_is_not_refused(text: str) -> None:
+    """The last check refuses a block left as text, never one shown as code."""
+    import markdown
+
+    from generator.pinned_excerpts.markdown import PinnedExcerptsExtension
+
+    extension = PinnedExcerptsExtension(excerpts={}, lock_file="excerpts.lock.toml")
+    html = markdown.markdown(text, extensions=["pymdownx.superfences", extension])
+    assert "/// excerpt | a.b" in html
+
+
 def test_the_extension_alone_with_python_markdown(tmp_path: Path, monkeypatch) -> None:
     """Outside MkDocs: Python-Markdown with `lock=`, settings from the environment."""
     import markdown
@@ -206,6 +303,18 @@ def unknown_option(site: ToySite) -> tuple[str, ...]:
 def never_closed(site: ToySite) -> tuple[str, ...]:
     break_page(site, "/// excerpt | toy.widget\n")
     return ("docs/index.md", "'toy.widget'", "never closed")
+
+
+def quote_closed_outside(site: ToySite) -> tuple[str, ...]:
+    break_page(site, "> /// excerpt | toy.widget\n///")
+    return ("docs/index.md", "'toy.widget'", "never closed", "after the same quote markers")
+
+
+def left_as_text(site: ToySite) -> tuple[str, ...]:
+    """A line that only looks like a fence (inline code at a line's start) hid the block from
+    the preprocessor: the page showed it as text. The page's HTML is checked last."""
+    break_page(site, "```x``` is inline code.\n\n/// excerpt | toy.helper\n///\n")
+    return ("docs/index.md", "'toy.helper'", "would be published as raw text", "code fence")
 
 
 def lock_invalid(site: ToySite) -> tuple[str, ...]:
@@ -300,6 +409,8 @@ def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
         lines_unreadable,
         unknown_option,
         never_closed,
+        quote_closed_outside,
+        left_as_text,
         lock_invalid,
         lock_unresolvable,
         clone_gone,

@@ -204,3 +204,20 @@ def test_a_component_or_family_that_is_not_a_name_is_refused_by_name(key: str, v
 
     with pytest.raises(InputError, match=rf"docs/x.md, entry '{key}': front matter {key} must"):
         PageContext(None, src_path="x.md", meta={key: value}, url_for=lambda _: None)  # type: ignore[arg-type]
+
+
+def test_a_page_showing_an_excerpt_block_as_text_stops_the_build(tmp_path: Path) -> None:
+    """This site quotes code with {{ code() }}; a `/// excerpt | ID` written in one of its pages
+    (the pinned-excerpts syntax, which this plugin does not read) was published as text."""
+    from types import SimpleNamespace
+
+    from mkdocs.exceptions import PluginError
+
+    plugin = load_config(tmp_path, "  - inside-the-model\n").plugins["inside-the-model"]
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="notes.md"), meta={}, toc=None)
+    html = "<blockquote>\n<p>/// excerpt | gpt2.attn\n///</p>\n</blockquote>"
+    with pytest.raises(PluginError) as raised:
+        plugin.on_page_content(html, page=page, config=None, files=None)
+    message = str(raised.value)
+    assert "docs/notes.md, entry 'gpt2.attn'" in message and "raw text" in message
+    assert "fix: quote code with {{ code(...) }}" in message

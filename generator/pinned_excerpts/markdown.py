@@ -13,9 +13,13 @@ numbered as upstream, the evidence, the Software Heritage id and the citations.
 The blocks are expanded by a preprocessor that runs after whitespace is normalized and before
 fences are read: the card's HTML goes into Python-Markdown's stash (as fenced code does) and its
 runs stay in the page as fences, which pymdownx.superfences and pymdownx.highlight convert like
-any other, wherever the block stands (top level, a list, an admonition, a tab). Blocks inside a fenced code block are left as they are (a
-page can show the syntax). A block that names an unknown id, asks for lines outside the pin, or
-is malformed stops the build with the page, the id and the fix.
+any other, wherever the block stands (top level, a list, an admonition, a tab, a details block,
+a blockquote: `> /// excerpt | ID` ... `> ///`, each line after the same `>` markers, and the
+card's lines after them too). Blocks inside a fenced code block are left as they are (a page can
+show the syntax). A block that names an unknown id, asks for lines outside the pin, or is
+malformed stops the build with the page, the id and the fix. Last, after every postprocessor, the
+page's HTML is read once more: an opening line still there as text, outside code (a block that
+something hid from the preprocessor), stops the build too, so no block reaches readers unrendered.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 import yaml
 from markdown import Extension, Markdown
+from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 from mkdocs.exceptions import PluginError
 
@@ -34,11 +39,35 @@ from generator.pinned_excerpts.excerpts import Render, load_excerpts
 NAME = "excerpt"  # the block's name: /// excerpt | ID
 OPTIONS = ("lines",)
 PRIORITY = 29  # after normalize_whitespace (30), before fenced_code_block (25) and html_block (20)
+LAST = 5  # the page's HTML is checked after every postprocessor (raw_html 30, amp_substitute 20)
 
 _START = re.compile(
     rf"^(?P<indent>[ ]*)(?P<slashes>/{{3,}})[ ]*{NAME}[ ]*(?:\|[ ]*(?P<id>.*?))?[ ]*$"
 )
 _FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<mark>`{3,}|~{3,})")
+# Where a page's HTML shows text as it was written: code, scripts, comments
+_VERBATIM = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
+# An excerpt block's opening line left as text: at a line's start, after tags, quote markers
+_LEFT_AS_TEXT = re.compile(
+    rf"^(?:[ \t>]|&gt;|<[^>\n]*>)*/{{3,}}[ ]*{NAME}[ ]*(?:\|[ ]*(?P<id>[^<\n]*?))?[ ]*(?:<|$)", re.M
+)
+# A line's blockquote markers: "> x", "> > x", "    > x" (a blockquote in a list item)
+_QUOTE = re.compile(r"^[ ]*>(?:[ ]{0,4}>)*[ ]?")
+
+
+def _unquoted(line: str) -> tuple[str, str]:
+    """(the line's blockquote markers, the rest): ("> > ", "/// excerpt | a"); ("", line)."""
+    quote = _QUOTE.match(line)
+    return (quote.group(), line[quote.end() :]) if quote else ("", line)
+
+
+def _inside(quote: str, line: str) -> str | None:
+    """The line's text inside the blockquote that `quote` opens ("" for an empty line), or None
+    when the line stands in another (a line Python-Markdown would not read as the block's)."""
+    markers, text = _unquoted(line)
+    if (markers.find(">"), markers.count(">")) == (quote.find(">"), quote.count(">")):
+        return text
+    return "" if not line.strip() else None
 
 
 class ExcerptBlocks(Preprocessor):
@@ -56,35 +85,40 @@ class ExcerptBlocks(Preprocessor):
         while i < len(lines):
             line = lines[i]
             i += 1
+            quote, content = _unquoted(line)
             if fence is not None:
-                closing = _FENCE.match(line)
+                closing = _FENCE.match(content)
                 mark = closing.group("mark") if closing else ""
-                rest = line[closing.end() :].strip() if closing else "x"
+                rest = content[closing.end() :].strip() if closing else "x"
                 if mark[:1] == fence[0] and len(mark) >= fence[1] and not rest:
                     fence = None
                 out.append(line)
                 continue
-            opening = _FENCE.match(line)
+            opening = _FENCE.match(content)
             if opening:
                 mark = opening.group("mark")
                 fence = (mark[0], len(mark))
                 out.append(line)
                 continue
-            start = _START.match(line)
+            start = _START.match(content)
             if start is None:
                 out.append(line)
                 continue
             indent, slashes = start.group("indent"), start.group("slashes")
             excerpt_id = (start.group("id") or "").strip()
-            body: list[str] = []
-            while i < len(lines) and lines[i].rstrip() != indent + slashes:
-                body.append(lines[i])
+            body: list[str | None] = []  # each line's text inside the quote (None: outside it)
+            while i < len(lines):
+                inner = _inside(quote, lines[i])
+                if inner is not None and inner.rstrip() == indent + slashes:
+                    break
+                body.append(inner)
                 i += 1
             if i == len(lines):
                 raise self.extension.error(
                     excerpt_id or NAME,
                     f"the block opened by {line.strip()!r} is never closed",
-                    f"end it with a line of {slashes} (at the same indent)",
+                    f"end it with a line of {slashes} (at the same indent, after the same"
+                    " quote markers)",
                 )
             i += 1  # the closing line
             options = self._options(excerpt_id, body, indent)
@@ -92,19 +126,22 @@ class ExcerptBlocks(Preprocessor):
             prefix = "excerpt" if count == 1 else f"excerpt{count}"
             card = self.extension.card(excerpt_id, options, prefix)
             # the card's HTML is kept aside (as fenced code is) and its runs stay Markdown, so a
-            # card works wherever a fence does: in a list, an admonition, a tab
+            # card works wherever a fence does: in a list, an admonition, a tab, a blockquote
             rows = [self._stash(card.html[0])]
             for html in card.html[1:]:
                 rows += ["", *card.runs.split("\n"), "", self._stash(html)]
-            out += ["", *(indent + row if row else row for row in rows), ""]
+            lead = quote + indent  # each row stands where the block stood: an empty one too,
+            blank = lead.rstrip()  # inside its blockquote (">"), so the card is one block
+            out += ["", *(lead + row if row else blank for row in rows), ""]
         return out
 
     def _stash(self, html: str) -> str:
         """A placeholder for raw HTML that Python-Markdown puts back in the page as it is."""
         return self.md.htmlStash.store(html.strip()) if html.strip() else ""
 
-    def _options(self, excerpt_id: str, body: list[str], indent: str) -> dict[str, Any]:
-        """The block's YAML options: lines indented four spaces past the block's own."""
+    def _options(self, excerpt_id: str, body: list[str | None], indent: str) -> dict[str, Any]:
+        """The block's YAML options: lines indented four spaces past the block's own (and inside
+        the same blockquotes)."""
         if not excerpt_id:
             raise self.extension.error(
                 NAME,
@@ -112,14 +149,14 @@ class ExcerptBlocks(Preprocessor):
                 f"write `/// {NAME} | ID` with the id of an excerpt in the lock",
             )
         inner = indent + "    "
-        if any(row.strip() and not row.startswith(inner) for row in body):
+        if any(row is None or (row.strip() and not row.startswith(inner)) for row in body):
             raise self.extension.error(
                 excerpt_id,
                 "an excerpt block holds only its options, indented four spaces",
                 f"write `/// {NAME} | {excerpt_id}`, then `    lines: 10-20` (optional), then"
                 " `///`; put prose outside the block",
             )
-        text = "\n".join(row[len(inner) :] for row in body)
+        text = "\n".join(row[len(inner) :] for row in body if row is not None)
         try:
             options = yaml.safe_load(text) if text.strip() else {}
         except yaml.YAMLError as error:
@@ -136,6 +173,39 @@ class ExcerptBlocks(Preprocessor):
                 f"the options are: {', '.join(OPTIONS)} (e.g. `    lines: 10-20, 30-35`)",
             )
         return options
+
+
+# The problem and the fix when an excerpt block would reach a page as raw text
+UNRENDERED = (
+    "this excerpt block would be published as raw text: it stands where no card can be made",
+    "start the block on a line of its own, at the top level or in a list item, admonition, tab,"
+    " details block or blockquote, with its options and closing `///` at the same indent after"
+    " the same `>` markers, and no code fence left open above it; to show the syntax itself, put"
+    " it in a code fence or inline code",
+)
+
+
+def unrendered_block(html: str) -> str | None:
+    """The id (or the name) of an excerpt block left in a page's HTML as raw text, outside code,
+    or None: the last check that no block reaches a reader unrendered, whatever hid it."""
+    if NAME not in html:
+        return None
+    left = _LEFT_AS_TEXT.search(_VERBATIM.sub("", html))
+    return None if left is None else (left.group("id") or "").strip() or NAME
+
+
+class UnrenderedBlocks(Postprocessor):
+    """Stops the build when the page's HTML still shows an excerpt block as text."""
+
+    def __init__(self, md: Markdown, extension: PinnedExcerptsExtension) -> None:
+        super().__init__(md)
+        self.extension = extension
+
+    def run(self, text: str) -> str:
+        excerpt_id = unrendered_block(text)
+        if excerpt_id is not None:
+            raise self.extension.error(excerpt_id, *UNRENDERED)
+        return text
 
 
 class PinnedExcerptsExtension(Extension):
@@ -160,6 +230,7 @@ class PinnedExcerptsExtension(Extension):
 
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
         md.preprocessors.register(ExcerptBlocks(md, self), "pinned_excerpts", PRIORITY)
+        md.postprocessors.register(UnrenderedBlocks(md, self), "pinned_excerpts_left", LAST)
 
     def error(self, entry: str, problem: str, fix: str) -> PluginError:
         from generator.errors import InputError
