@@ -27,24 +27,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code. A bug is one line asking for a report (generator.
+    last_resort), Ctrl-C exits 130."""
+    import shlex
+
+    from generator.last_resort import exit_code
+
+    argv = sys.argv[1:] if argv is None else argv
+    command = shlex.join(["itm", *argv])
+    return exit_code(f"`{command}`", lambda: _run(argv))
+
+
+def _run(argv: list[str]) -> int:
+    from generator.errors import InputError
+
     try:  # building the parser imports the commands, and with them the model sizes
         args = build_parser().parse_args(argv)
         func: Callable[[argparse.Namespace], int] = args.func
         return int(func(args) or 0)
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:  # `itm numbers | head`: the reader has gone; say nothing more
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except Exception as error:  # a clear one-line error for known failures
-        from generator.errors import InputError
-
-        if isinstance(error, InputError):
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        raise
+    except InputError as error:  # a clear one-line error for known failures
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

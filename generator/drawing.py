@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import IO
 
 from generator.errors import InputError
+from generator.last_resort import exit_code, last_resort
 from generator.log import log
-from generator.settings import worker_environment
+from generator.settings import tracebacks_wanted, worker_environment
 from generator.store import Store
 
 MAX_WORKERS = 4  # processes drawing at once (each imports matplotlib: ~0.5 s, ~100 MB)
@@ -57,6 +58,7 @@ STALL_SECONDS = 60.0  # a worker that sends no figure for this long is stuck (IT
 CHECKOUT = Path(__file__).resolve().parent.parent  # where `-m generator.drawing` finds this code
 LOOK_AGAIN = 0.25  # seconds between looks at a quiet worker (is it stopped? past its stall?)
 STDERR_KEPT = 4000  # characters of a failed worker's stderr quoted in the error
+WORKER = "the drawing worker (`python -m generator.drawing`)"  # as its one-line errors name it
 
 
 class DrawingError(InputError):
@@ -256,8 +258,8 @@ class Drawing:
                     delivery.retry = True
                 elif code != 0:
                     errors.seek(0)
-                    tail = errors.read().decode("utf-8", errors="replace")[-STDERR_KEPT:]
-                    delivery.problem = f"the worker failed (exit {code}):\n{tail}"
+                    said = errors.read().decode("utf-8", errors="replace")[-STDERR_KEPT:]
+                    delivery.problem = f"the worker failed (exit {code}): {_last_words(said)}"
                 else:
                     delivery.problem = f"the worker ended without drawing {missing[0]}"
                     delivery.retry = True
@@ -375,6 +377,15 @@ def _receive(
                 return True
 
 
+def _last_words(said: str) -> str:
+    """What a failed worker printed, for the build's error: its last line (its one-line error,
+    or a traceback's exception line), or all of it when ITM_TRACEBACK asks for tracebacks."""
+    if tracebacks_wanted():
+        return "\n" + said
+    lines = [line.strip() for line in said.split("\n") if line.strip()]
+    return lines[-1].removeprefix("error: ") if lines else "it printed nothing"
+
+
 def _is_stopped(pid: int) -> bool:
     """True when the process is stopped (state T or t in /proc; False where there is no /proc)."""
     try:
@@ -399,19 +410,21 @@ def _read_tasks(tasks: queue.Queue[list]) -> None:
         os._exit(1)
 
 
-def _worker() -> None:
+def _worker() -> int:
     """A worker of Drawing: JSON lines [[path, "module:function", args], ...] on stdin, then `[]`
     with stdin held open until the build ends; one JSON line [path, base64 bytes] per figure on
-    stdout."""
+    stdout. A drawing that raises is a bug: one line on stderr names the figure (last_resort)."""
     tasks: queue.Queue[list] = queue.Queue()
     threading.Thread(target=_read_tasks, args=(tasks,), daemon=True).start()
     out = sys.stdout.buffer
     while batch := tasks.get():
         for path, function, args in batch:
-            data = draw(Figure(path, function, tuple(args), ""))
+            with last_resort(WORKER, f"{path} (drawn by {function})"):
+                data = draw(Figure(path, function, tuple(args), ""))
             out.write(json.dumps([path, base64.b64encode(data).decode("ascii")]).encode() + b"\n")
             out.flush()
+    return 0
 
 
 if __name__ == "__main__":
-    _worker()
+    sys.exit(exit_code(WORKER, _worker))

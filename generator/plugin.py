@@ -34,6 +34,8 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
+from generator.last_resort import guard_events
+
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # one page or asset of docs/ or the theme: 20 KB today
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
@@ -175,6 +177,7 @@ def _search_langs(config: MkDocsConfig) -> list[str]:
     return [config.theme.get("language") or "en"]
 
 
+@guard_events("Inside the Model")  # a bug in an event: one line asking for a report
 class ItmPlugin(BasePlugin[ItmConfig]):
     supports_multiple_instances = False
 

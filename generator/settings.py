@@ -39,6 +39,7 @@ SETTINGS: dict[str, str] = {
     "download_deadline": "ITM_DOWNLOAD_DEADLINE",
     "draw_timeout": "ITM_DRAW_TIMEOUT",
 }
+TRACEBACK = "ITM_TRACEBACK"  # not an option: a developer's switch (tracebacks_wanted)
 DOWNLOAD_DEADLINE = 60.0  # seconds for one download, all its attempts (the largest is ~10 MB)
 DRAW_TIMEOUT = 60.0  # seconds a drawing worker may go without sending a figure
 LONGEST_WAIT = 86400.0  # a day: a longer "deadline" is a typo
@@ -129,6 +130,13 @@ class Settings:
                 values.get("draw_timeout", DRAW_TIMEOUT), SETTINGS["draw_timeout"]
             ),
         )
+
+
+def tracebacks_wanted(env: Mapping[str, str] | None = None) -> bool:
+    """ITM_TRACEBACK=1: an unexpected exception (a bug) shows its Python traceback instead of the
+    one line asking for a report (generator.last_resort). For developers; any other value is no."""
+    env = os.environ if env is None else env
+    return env.get(TRACEBACK, "").strip().lower() in TRUE
 
 
 def worker_environment() -> dict[str, str]:

@@ -100,9 +100,14 @@ def make_toy_site(tmp_path: Path, *, page: str = PAGE, plugin: str = "") -> ToyS
     return ToySite(root, upstream, commit, blob)
 
 
-def build(site: ToySite, *, timeout: float = 120) -> subprocess.CompletedProcess:
+def build(
+    site: ToySite, *, timeout: float = 120, patches: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """`mkdocs build` of the toy site in a child process: offline, a cache of its own, no
-    developer settings. `timeout` only keeps a hanging build from hanging the tests."""
+    developer settings. `timeout` only keeps a hanging build from hanging the tests; `patches`
+    change generator modules as they are imported (tests.site_helpers.patched_mkdocs)."""
+    from tests.site_helpers import patched_mkdocs
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("ITM_")}
     env.update(
         ITM_OFFLINE="1",
@@ -111,7 +116,11 @@ def build(site: ToySite, *, timeout: float = 120) -> subprocess.CompletedProcess
         NO_MKDOCS_2_WARNING="1",
     )
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-f", str(site.root / "mkdocs.yml")],
+        [
+            sys.executable,
+            *(["-c", patched_mkdocs(patches)] if patches else ["-m", "mkdocs"]),
+            *("build", "-f", str(site.root / "mkdocs.yml")),
+        ],
         cwd=site.root,
         env=env,
         capture_output=True,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import yaml
@@ -78,6 +79,10 @@ class ExcerptBlocks(Preprocessor):
         self.extension = extension
 
     def run(self, lines: list[str]) -> list[str]:
+        with self.extension.guarded():
+            return self._expand(lines)
+
+    def _expand(self, lines: list[str]) -> list[str]:
         out: list[str] = []
         fence: tuple[str, int] | None = None  # (character, length) of the open code fence
         quoted: dict[str, int] = {}  # excerpt id -> how many times this page quoted it
@@ -231,6 +236,17 @@ class PinnedExcerptsExtension(Extension):
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
         md.preprocessors.register(ExcerptBlocks(md, self), "pinned_excerpts", PRIORITY)
         md.postprocessors.register(UnrenderedBlocks(md, self), "pinned_excerpts_left", LAST)
+
+    def guarded(self) -> AbstractContextManager[None]:
+        """Where the extension converts a page: a bug there is one line naming the page and
+        asking for a report (generator.last_resort), under MkDocs, Zensical or Python-Markdown."""
+        from generator.last_resort import last_resort
+
+        def plugin_error(line: str) -> PluginError:
+            return PluginError(f"Pinned excerpts: {line}")
+
+        what = "the pinned_excerpts Markdown extension"
+        return last_resort(what, self.page or None, raise_as=plugin_error, expected=(PluginError,))
 
     def error(self, entry: str, problem: str, fix: str) -> PluginError:
         from generator.errors import InputError

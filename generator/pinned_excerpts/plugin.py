@@ -36,6 +36,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
+from generator.last_resort import guard_events
 from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, load_excerpts, lock_path, log
 from generator.pinned_excerpts.markdown import PinnedExcerptsExtension
 
@@ -65,6 +66,7 @@ def _has(extensions: list[Any], name: str) -> bool:
     return any(e in (name, f"markdown.extensions.{name}") for e in extensions if isinstance(e, str))
 
 
+@guard_events("Pinned excerpts")  # a bug in an event: one line asking for a report
 class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
     supports_multiple_instances = False
 
