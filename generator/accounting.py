@@ -240,38 +240,63 @@ def model_summary(cfg: ModelConfig, n_ctx: int | None = None) -> dict:
     }
 
 
-def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
-    """The forward FLOPs per token at T, split into the convention's three terms, and the counts
-    they are often confused with: 2N, 6N and a causal kernel's. Separate quantities, not a sum.
+def grid_per_key(cfg: ModelConfig, layer: int) -> int:
+    """FLOPs of QKᵀ and A·V for one query against one key in layer `layer`, every head: 4·d_attn
+    (latent attention: 2·h·(qk_head_dim + v_head_dim))."""
+    return sum(r.value for r in flop_rows(cfg, "attention", 1, layer) if r.key in ATTENTION_GRID)
 
-    forward = 2N + 4·n_layer·T·d_attn + 2·d_model·V exactly (N: the layers' matrix weights);
-    a layer with a window of W counts min(T, W) keys in place of T. A causal kernel computes only
-    the cells a query sees: t keys for the query at position t (min(t, W) with a window), about
-    half the grid over a whole sequence.
+
+def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
+    """A FLOP ledger: the forward FLOPs per token at T, split into the convention's three terms,
+    and the counts other conventions give, each computed here: multiply-adds counted once (fvcore,
+    ptflops), without the unembedding, 2 × every parameter, 6N and PaLM's training estimate
+    against the exact count, and a causal kernel's cells. Separate quantities, not a sum.
+
+    forward = 2N + grid + 2·d_model·V exactly, N the weights of the matrices a token runs (with
+    experts: the top_k it runs), grid QKᵀ and A·V over the keys each query sees (4·n_layer·T·d_attn
+    without windows). A causal kernel computes only the cells a query sees: t keys for the query at
+    position t (min(t, W) with a window), about half the grid over a whole sequence.
     """
     T = _context(cfg, n_ctx)
-    forward, n = flops_per_token(cfg, "model", T), block_weights(cfg)
-    per_cell = 4 * cfg.d_attn  # QKᵀ and A·V in one layer, one (query, key) pair
+    forward, n = flops_per_token(cfg, "model", T), block_weights(cfg, active=True)
     groups = layer_groups(cfg)
+    per_key = {layers[0]: grid_per_key(cfg, layers[0]) for _, layers in groups}
+    grid_terms = tuple(
+        (per_key[layers[0]] * len(layers), seen_keys(cfg, layers[0], T)) for _, layers in groups
+    )
     causal_terms = tuple(  # the cells a causal kernel computes, each kind of layer
-        (per_cell * len(layers), sum(seen_keys(cfg, layers[0], t) for t in range(1, T + 1)))
+        (
+            per_key[layers[0]] * len(layers),
+            sum(seen_keys(cfg, layers[0], t) for t in range(1, T + 1)),
+        )
         for _, layers in groups
     )
-    grid_terms = tuple(
-        (per_cell * len(layers), seen_keys(cfg, layers[0], T)) for _, layers in groups
-    )
+    grid = sum(math.prod(term) for term in grid_terms)
+    unembedding = 2 * cfg.d_model * cfg.vocab_size
     every = "the full T × T grid" if cfg.sliding_window is None else "the keys each query sees"
     return [
         Row("forward", f"Forward FLOPs per token at T = {fmt_int(T)}, exact", ((forward,),)),
-        Row("2n", "… 2N: the layers' matrices (N = their weights)", ((2, n),)),
+        Row("2n", "… 2N: the matrices a token runs (N = their weights)", ((2, n),)),
         Row("grid", f"… QKᵀ and A·V over {every}", grid_terms),
         Row("unembedding", "… the unembedding", ((2, cfg.d_model, cfg.vocab_size),)),
+        Row(
+            "macs",
+            "Multiply-adds, each counted once (fvcore, ptflops): forward ÷ 2",
+            ((forward // 2,),),
+        ),  # fmt: skip
+        Row("no_unembedding", "Forward without the unembedding", ((forward - unembedding,),)),
+        Row("2p", "2 × every parameter, embeddings included", ((2, params_total(cfg, "model")),)),
         Row("6n", "6N: the usual training estimate per token", ((6, n),)),
+        Row(
+            "palm",
+            "PaLM's training estimate 6N + 12·L·H·Q·T: 6N + 3 × the grid",
+            ((6, n), (3, grid)),
+        ),  # fmt: skip
         Row("train", "Training per token, exact: 3 × forward", ((3, forward),)),
         Row(
             "grid_sequence",
             "The full grid over a whole sequence of T tokens",
-            ((per_cell * cfg.n_layer, T, T),),
+            tuple((per_key[layers[0]] * len(layers), T, T) for _, layers in groups),
         ),
         Row("causal_sequence", "… only the cells a causal kernel computes", causal_terms),
     ]

@@ -123,17 +123,19 @@ def _expert_rows(cfg: ModelConfig, names: TensorNames, words: Words) -> list[Row
     moe, d, bias = cfg.experts, cfg.d_model, cfg.biased("mlp")
     E, width = moe.n_experts, moe.d_expert
     router = ((d, E), (E,)) if moe.router_bias else ((d, E),)
+    # a bias is written as one number (E · 2I, not E × 2I): block weights count the terms of two
+    # or more factors as matrices
     rows = [
         Row(names.router, words.flops["router"], router),
         Row(
             f"{names.experts}.gate_up_proj",
             f"{words.flops['experts_gate_up']}, all {E}",
-            ((E, d, 2 * width), (E, 2 * width)) if bias else ((E, d, 2 * width),),
+            ((E, d, 2 * width), (E * 2 * width,)) if bias else ((E, d, 2 * width),),
         ),
         Row(
             f"{names.experts}.down_proj",
             f"{words.flops['experts_down']}, all {E}",
-            ((E, width, d), (E, d)) if bias else ((E, width, d),),
+            ((E, width, d), (E * d,)) if bias else ((E, width, d),),
         ),
     ]
     shared = (
