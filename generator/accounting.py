@@ -171,6 +171,19 @@ def kaplan_n(cfg: ModelConfig) -> int:
     return 2 * cfg.d_model * cfg.n_layer * (2 * cfg.d_attn + cfg.d_mlp)
 
 
+def kaplan_shape(cfg: ModelConfig) -> bool:
+    """Whether Kaplan et al.'s N = 12·n_layer·d_model² describes cfg's layers: GPT-2's shape
+    (multi-head attention d_model wide, a GELU MLP 4 × d_model wide, no experts, no latent)."""
+    return (
+        cfg.mlp == "gelu"
+        and cfg.d_mlp == 4 * cfg.d_model
+        and cfg.n_kv_head == cfg.n_head
+        and cfg.d_attn == cfg.d_model
+        and cfg.experts is None
+        and cfg.latent is None
+    )
+
+
 def kaplan_c_forward(cfg: ModelConfig, n_ctx: int | None = None) -> int:
     """Kaplan et al. (2020) Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, per token."""
     T = _context(cfg, n_ctx)

@@ -182,9 +182,22 @@ FAMILY_SUMMARY_LABELS = {
 }
 
 
+EXPERT_SUMMARY_LABELS = {  # with experts, a token reads fewer parameters than the model holds
+    "params": "Parameters (as the model is built)",
+    "active_params": "Active parameters per token (the experts it runs)",
+    "embedding_params": "Embedding parameters",
+    "block_weights": "Block weights N (the layers' matrices, every expert)",
+    "active_block_weights": "Block weights a token runs, N_active",
+    "flops_per_token": "Forward FLOPs / token (exact, matmuls) = 2N_active + grid + unembedding",
+    "flops_per_sequence": "Forward FLOPs / sequence of T tokens",
+}
+
+
 def summary(cfg: ModelConfig, n_ctx: int) -> Table:
     s = acc.model_summary(cfg, n_ctx)
-    chosen = SUMMARY_LABELS if cfg.family == "gpt2" else FAMILY_SUMMARY_LABELS
+    chosen = SUMMARY_LABELS if acc.kaplan_shape(cfg) else FAMILY_SUMMARY_LABELS
+    if cfg.experts is not None:
+        chosen = EXPERT_SUMMARY_LABELS
     rows: list[list[Cell]] = [[label, s[key]] for key, label in chosen.items()]
     return (f"{cfg.label}: summary at T = {fmt_int(n_ctx)}", ["Quantity", "Value"], rows)
 
@@ -228,8 +241,9 @@ def training(cfg: ModelConfig, n_ctx: int) -> Table:
     ]
     total = acc.train_flops_per_token(cfg, n_ctx)
     rows.append(["FLOPs / token", "Training step total", "", total])
-    six_n = acc.six_n(cfg) if cfg.family == "gpt2" else 6 * acc.block_weights(cfg)
-    rows.append(["FLOPs / token", "Kaplan's 6N" if cfg.family == "gpt2" else "6N", "", six_n])
+    kaplan = acc.kaplan_shape(cfg)
+    six_n = acc.six_n(cfg) if kaplan else 6 * acc.block_weights(cfg, active=True)
+    rows.append(["FLOPs / token", "Kaplan's 6N" if kaplan else "6N", "", six_n])
     rows.append(["FLOPs / token", "Exact − 6N", "", total - six_n])
     memory = acc.train_memory_rows(cfg)
     rows += [["bytes", r.label, r, r.value] for r in memory]

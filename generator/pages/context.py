@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator import blocks
-from generator.config import CONFIGS, SIZES, ModelConfig
+from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.inputs import BuildInputs
 from generator.models import get_family
@@ -19,8 +19,7 @@ def size_tabs(
 ) -> str:
     """Material content tabs, one per size of the family (those that set the field `only_with`,
     when given). Linked tabs keep the reader's choice site-wide."""
-    sizes = [CONFIGS[name] for name in SIZES] if family == "gpt2" else family_sizes(family)
-    sizes = [cfg for cfg in sizes if only_with is None or getattr(cfg, only_with)]
+    sizes = [cfg for cfg in family_sizes(family) if only_with is None or getattr(cfg, only_with)]
     tabs = []
     for cfg in sizes:
         tabs.append(f'=== "{cfg.label}"\n\n{code_render.indent(render(cfg))}\n')
@@ -28,9 +27,7 @@ def size_tabs(
 
 
 def family_sizes(family: str) -> list[ModelConfig]:
-    """The sizes a family's pages show, in order (GPT-2: its four; others: all they have)."""
-    if family == "gpt2":
-        return [CONFIGS[name] for name in SIZES]
+    """The sizes a family's pages show, in order: all it has (GPT-2: its four)."""
     return list(get_family(family).sizes.values())
 
 
