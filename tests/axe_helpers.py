@@ -23,9 +23,9 @@ from generator.sources.fetch import FetchError, Http
 from generator.store import Store
 from tests.site_helpers import ROOT
 
-AXE_VERSION = "4.10.3"
+AXE_VERSION = "4.14.1"
 AXE_URL = f"https://registry.npmjs.org/axe-core/-/axe-core-{AXE_VERSION}.tgz"
-AXE_SHA256 = "0f2b4d7dcdf7d1219df8d1959ad68e565f51d14c3f0d88bb71cd59abeb956292"
+AXE_SHA256 = "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745"
 AXE_MEMBER = "package/axe.min.js"
 BLOCKING = ("serious", "critical")
 

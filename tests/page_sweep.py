@@ -1,13 +1,22 @@
-"""Every page of the site in one browser pass per width and colour scheme, two pages at a time.
+"""Every page of the site in one browser pass per setup (width, colour scheme, JavaScript on or
+off), two pages at a time.
 
 The whole-site checks (axe-core with every rule, console errors, off-site requests, KaTeX
 errors, the dark scheme, a phone's width) each used to load every page on their own; most of
 their time is the page load and axe's colour-contrast rule, which runs in the page's renderer
-process. Here each page loads once per (width, scheme) and two renderers work at once, on
-Playwright's async API in a thread of its own (the session's sync browser keeps the main one).
+process. Here each page loads once per setup and two renderers work at once, on Playwright's
+async API in a thread of its own (the session's sync browser keeps the main one).
 
     problems = sweep(site_url, pages, width=375, scheme="dark", args=chromium_args())
+    problems = sweep(site_url, pages, width=375, scheme="dark", args=..., scripts=False)
     assert problems == []
+
+JavaScript off is the page's own scripts refused by a Content-Security-Policy (`script-src
+'none'`): the browser's switch for it would stop axe too, which the test injects and runs through
+the DevTools protocol, where the policy does not reach. The page is then what such a reader gets:
+the HTML and CSS alone (the site has no <noscript> nor `scripting` media query, the two things
+that would tell the cases apart). Without scripts Material cannot follow a dark preference, so the
+page must show its light scheme.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from tests.axe_helpers import AXE_RUN, axe_arguments, axe_source, violations
 from tests.browser_helpers import SETTLED, off_site
@@ -24,17 +34,47 @@ AT_ONCE = 2  # pages checked at the same time: the machine's two cores
 
 
 def sweep(
-    site_url: str, pages: Sequence[str], *, width: int, scheme: str, args: list[str]
+    site_url: str,
+    pages: Sequence[str],
+    *,
+    width: int,
+    scheme: str,
+    args: list[str],
+    scripts: bool = True,
 ) -> list[str]:
-    """Every problem found on `pages` at this width and scheme, one line each, in page order."""
+    """Every problem found on `pages` in this setup, one line each, in page order."""
+    setup = Setup(width, scheme, scripts)
     with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        work = thread.submit(asyncio.run, _sweep(site_url, pages, width, scheme, args))
+        work = thread.submit(asyncio.run, _sweep(site_url, pages, setup, args))
         found = work.result()
     return [line for docs_path in pages for line in found[docs_path]]
 
 
+@dataclass(frozen=True)
+class Setup:
+    width: int
+    scheme: str  # the scheme the reader's system prefers: "light" or "dark"
+    scripts: bool  # JavaScript on
+
+    def __str__(self) -> str:
+        return f"{self.width} {self.scheme}{'' if self.scripts else ' no-js'}"
+
+
+NO_SCRIPTS = "script-src 'none'"
+
+
+async def refuse_scripts(route) -> None:
+    """Serve a page with a policy that lets none of its scripts run."""
+    if route.request.resource_type != "document":
+        await route.continue_()
+        return
+    response = await route.fetch()
+    headers = {**response.headers, "content-security-policy": NO_SCRIPTS}
+    await route.fulfill(response=response, headers=headers)
+
+
 async def _sweep(
-    site_url: str, pages: Sequence[str], width: int, scheme: str, args: list[str]
+    site_url: str, pages: Sequence[str], setup: Setup, args: list[str]
 ) -> dict[str, list[str]]:
     from playwright.async_api import async_playwright
 
@@ -42,15 +82,18 @@ async def _sweep(
     slots = asyncio.Semaphore(AT_ONCE)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium_path(), args=args)
+        height = 800 if setup.width > 500 else 740
         context = await browser.new_context(
-            viewport={"width": width, "height": 800 if width > 500 else 740}, color_scheme=scheme
+            viewport={"width": setup.width, "height": height}, color_scheme=setup.scheme
         )
+        if not setup.scripts:
+            await context.route("**/*", refuse_scripts)
 
         async def one(docs_path: str) -> list[str]:
             async with slots:
                 return [
-                    f"{width} {scheme} {docs_path}: {line}"
-                    for line in await check(context, site_url, docs_path, width, scheme, axe)
+                    f"{setup} {docs_path}: {line}"
+                    for line in await check(context, site_url, docs_path, setup, axe)
                 ]
 
         lines = await asyncio.gather(*(one(docs_path) for docs_path in pages))
@@ -58,31 +101,42 @@ async def _sweep(
     return dict(zip(pages, lines, strict=True))
 
 
-async def check(context, site_url: str, docs_path: str, width: int, scheme: str, axe: str):
+async def check(context, site_url: str, docs_path: str, setup: Setup, axe: str):
     """One page's problems: errors in its console, requests off the site, KaTeX errors, the
     wrong colour scheme or no palette toggle, a phone page wider than the phone, and every axe
     violation of any impact (experimental rules included)."""
     page = await context.new_page()
     errors: list[str] = []
     requests: list[str] = []
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on(
+        "console", lambda m: m.type == "error" and not refused(m.text) and errors.append(m.text)
+    )
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("request", lambda r: requests.append(r.url))
     await page.goto(site_url + page_address(docs_path), wait_until="networkidle")
-    await page.wait_for_function(SETTLED)
+    if setup.scripts:
+        await page.wait_for_function(SETTLED)
     problems = [f"console {error}" for error in errors]
     problems += [f"off-site {url}" for url in off_site(requests, site_url)]
     if await page.locator(".katex-error").count():
         problems.append("KaTeX error")
     shown = await page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-    if shown != {"light": "default", "dark": "slate"}[scheme]:
+    if shown != {"light": "default", "dark": "slate"}[setup.scheme if setup.scripts else "light"]:
         problems.append(f"colour scheme {shown}")
     if not await page.locator("form[data-md-component='palette'] label").count():
         problems.append("no palette toggle")
     wide = await page.evaluate("document.documentElement.scrollWidth")
-    if wide > width:
-        problems.append(f"{wide}px wide at a {width}px viewport")
-    await page.add_script_tag(content=axe)
+    if wide > setup.width:
+        problems.append(f"{wide}px wide at a {setup.width}px viewport")
+    if setup.scripts:
+        await page.add_script_tag(content=axe)
+    else:
+        await page.evaluate(axe)  # the page's policy refuses a script tag
     problems += violations(await page.evaluate(AXE_RUN, axe_arguments(None, None, True)))
     await page.close()
     return problems
+
+
+def refused(console_text: str) -> bool:
+    """Chromium's report of a script the policy refused (JavaScript off), not the page's error."""
+    return "Content Security Policy" in console_text

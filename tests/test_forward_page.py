@@ -64,10 +64,13 @@ def test_gallery_has_every_head_with_its_anchor_and_files(built_site, soup, head
         png = (page_dir / cell.img["src"]).resolve()
         assert svg.read_bytes().startswith(b"<svg")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        # The name starts with the label the reader sees (axe: label-content-name-mismatch).
+        # The name starts with what the reader sees, the label and its kinds' badges, in order
+        # (axe: label-content-name-mismatch; it reads no words in parentheses).
         label = f"{h['layer']}.{h['head']}"
         assert cell.select_one(".itm-head__label").get_text() == label
-        assert cell["aria-label"].startswith(f"Head {label} (block {h['layer']}, head {h['head']})")
+        badges = "".join(f" {b.get_text()}" for b in cell.select(".itm-kind-badge"))
+        seen = f"Head {label}{badges} (block {h['layer']}, head {h['head']}"
+        assert cell["aria-label"].startswith(seen), (cell["aria-label"], seen)
 
 
 def test_numbers_on_the_page_are_the_engines(soup):

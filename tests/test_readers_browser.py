@@ -164,23 +164,43 @@ def test_code_line_numbers_are_not_tab_stops(browser, site_url: str) -> None:
     page.context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 375])
+# (width, the scheme the system prefers, JavaScript on): every page once in each. Without
+# JavaScript the page shows Material's light scheme whatever the system prefers, so one setup a
+# width covers both schemes (the second asks for dark and checks the page is light).
+SETUPS = [
+    (1280, "light", True),
+    (1280, "dark", True),
+    (375, "light", True),
+    (375, "dark", True),
+    (1280, "light", False),
+    (375, "dark", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("width", "scheme", "scripts"),
+    SETUPS,
+    ids=[f"{w}-{s}{'' if js else '-nojs'}" for w, s, js in SETUPS],
+)
 def test_every_page_is_clean_accessible_and_fits_at_both_widths_in_both_schemes(
-    browser_args: list[str], site_url: str, width: int, scheme: str
+    browser_args: list[str], site_url: str, width: int, scheme: str, scripts: bool
 ) -> None:
     """Every page (the whole page: header, search, footer), at a desktop width and on a 375 px
-    phone, light and dark (the scheme the system prefers, with a toggle back): no console error,
-    no request off the site, no KaTeX error, nothing wider than the viewport, and no axe-core
-    violation of any impact, its experimental rules included (label-content-name-mismatch: a map
-    box's name holds its visible text; landmark-unique; scrollable-region-focusable: each
-    sideways scroller can be focused; focus-order-semantics)."""
+    phone, light and dark (the scheme the system prefers, with a toggle back), with JavaScript
+    on and off: no console error, no request off the site, no KaTeX error, nothing wider than
+    the viewport, and no violation of the pinned axe-core (tests/axe_helpers.py: the newest
+    4.x), of any impact, its experimental rules included (label-content-name-mismatch: a map
+    box's name holds its visible text, parentheses aside; landmark-unique;
+    scrollable-region-focusable: each sideways scroller can be focused, without JavaScript
+    too; aria-hidden-focus: nothing in KaTeX's hidden drawing is a tab stop;
+    focus-order-semantics)."""
     from tests.page_sweep import sweep
     from tests.test_site_pages import nav_pages
 
     pages = nav_pages()
     assert len(pages) > 20
-    assert sweep(site_url, pages, width=width, scheme=scheme, args=browser_args) == []
+    found = sweep(site_url, pages, width=width, scheme=scheme, args=browser_args, scripts=scripts)
+    assert found == []
 
 
 def test_every_custom_colour_comes_from_a_css_variable() -> None:
@@ -308,20 +328,28 @@ def test_gpt2_sizes_mode_leaves_nothing_of_the_toy_on_screen(browser, site_url: 
     page.context.close()
 
 
-def test_the_keyboard_reaches_formula_symbols_and_lights_their_boxes(
+def test_the_keyboard_lights_formula_symbols_from_the_map_and_never_tabs_into_hidden_math(
     browser, site_url: str
 ) -> None:
+    """Tab onto a map box and the formula's symbols of the same component light with it. The
+    symbols themselves are no tab stops: they sit in KaTeX's drawing, hidden from screen
+    readers, where a focused element is announced as nothing (axe: aria-hidden-focus)."""
     page, _ = open_page(browser, site_url + "components/block/")
-    symbol = page.locator('.arithmatex [data-light="mlp"]').first
-    assert symbol.get_attribute("tabindex") == "0"
+    hidden_stops = page.eval_on_selector_all(
+        "[aria-hidden='true'] [tabindex]", "els => els.filter(e => e.tabIndex >= 0).length"
+    )
+    assert hidden_stops == 0
     page.locator("h1").first.click()
-    for _ in range(200):  # Tab from the title until the symbol has focus
+    for _ in range(200):  # Tab from the title until a box with a symbol in a formula has focus
         page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.closest('.arithmatex [data-light]') !== null"):
+        key = page.evaluate("document.activeElement.dataset.light || ''")
+        if key and page.locator(f'.arithmatex [data-light="{key}"]').count():
             break
-    key = page.evaluate("document.activeElement.closest('[data-light]').dataset.light")
+    assert key, "no map box of a component the formula names is reached by Tab"
+    assert page.evaluate("document.activeElement.matches('a.itm-map__box')")
     lit = page.eval_on_selector_all(".is-lit", "els => els.map(e => e.dataset.light)")
-    assert lit and set(lit) == {key}, (key, lit)
+    assert set(lit) == {key}, (key, lit)
+    assert page.locator(f'.arithmatex .is-lit[data-light="{key}"]').count() >= 1
     page.context.close()
 
 

@@ -7,18 +7,35 @@
   /* A formula, a table or a row of tab labels wider than its column scrolls sideways: let
      keyboard users scroll it too. Tables scroll in the wrapper Material puts around them (not
      inside a scroller of ours, where the wrapper does not scroll). Each scroller is a region
-     named after what it holds, so no two regions of a page share a name (axe: landmark-unique). */
+     named after what it holds, so no two regions of a page share a name (axe: landmark-unique).
+     The HTML makes every display formula, table and code block a tab stop, for readers without
+     JavaScript (generator/render/page_html.py, katex.py); here, where widths can be measured,
+     one that fits gives its tab stop back, and a table Material wrapped leaves it to the
+     wrapper. */
   function markScrolling(root) {
+    root.querySelectorAll(".md-typeset__table > table[tabindex]").forEach(function (table) {
+      table.removeAttribute("tabindex");
+    });
     [["div.arithmatex", "formula"], [".md-typeset__scrollwrap", "table"],
      [".tabbed-labels", "tab labels"], ["pre > code", ""]].forEach(function (kind) {
       root.querySelectorAll(kind[0]).forEach(function (el) {
-        if (el.scrollWidth > el.clientWidth && !el.hasAttribute("tabindex") &&
-            /auto|scroll/.test(getComputedStyle(el).overflowX)) {
-          el.tabIndex = 0;
-          if (!kind[1]) return; // code: focusable, as Material makes the blocks it has measured
-          el.setAttribute("role", "region");
-          el.setAttribute("aria-label", kind[1] + scrollerPlace(el) + " (scrolls sideways)");
+        var scrolls = el.scrollWidth > el.clientWidth &&
+          /auto|scroll/.test(getComputedStyle(el).overflowX);
+        if (!scrolls) {
+          if (el.offsetParent === null) return; // in a hidden tab: measured when it is shown
+          if (el.dataset.itmName || el.getAttribute("tabindex") === "0") {
+            el.removeAttribute("tabindex");
+            el.removeAttribute("role");
+            el.removeAttribute("aria-label");
+            delete el.dataset.itmName;
+          }
+          return;
         }
+        if (el.dataset.itmName || (kind[1] && el.getAttribute("aria-label"))) return;
+        el.tabIndex = 0;
+        if (!kind[1]) return; // code: focusable, as Material makes the blocks it has measured
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", kind[1] + scrollerPlace(el) + " (scrolls sideways)");
       });
     });
     uniqueNames(root);

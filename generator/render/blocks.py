@@ -11,6 +11,8 @@ Text from the lock or upstream that lands in Markdown is passed as `Markup(liter
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -91,14 +93,34 @@ class MapBox:
 
     @property
     def name(self) -> str:
-        """The accessible name: the title, led by the visible label when the title does not
-        hold it ("Block × 12: Pre-norm transformer block"), so that a reader who says what
-        they see names the link (WCAG 2.5.3, axe's label-content-name-mismatch). A label of
-        symbols only (the sum's "+") says nothing the title does not."""
-        words = any(ch.isalnum() for ch in self.label)
-        if not words or self.label.casefold() in self.title.casefold():
+        """The accessible name: the title, led by the visible label when the title's words do
+        not hold the label's, in order ("wte: Token embedding", "Block × 12: Pre-norm
+        transformer block"), so that a reader who says what they see names the link (WCAG
+        2.5.3, axe's label-content-name-mismatch). As axe reads it, words in parentheses do not
+        count ("Token embedding (wte)" does not hold "wte"); a parenthesis that only repeats the
+        label is dropped. A label of symbols only (the sum's "+") says nothing the title does not."""
+        label = words(self.label)
+        if not label or contains(words(unbracketed(self.title)), label):
             return self.title
-        return f"{self.label}: {self.title}"
+        title = self.title.replace(f" ({self.label})", "")
+        return f"{self.label}: {title}"
+
+
+def unbracketed(text: str) -> str:
+    """`text` without its parenthesised parts, innermost first."""
+    while (shorter := re.sub(r"\([^()]*\)", "", text)) != text:
+        text = shorter
+    return text
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` as axe compares names: letters and digits, case folded."""
+    return re.findall(r"[^\W_]+", unicodedata.normalize("NFKD", text).casefold())
+
+
+def contains(whole: list[str], part: list[str]) -> bool:
+    """Whether `part` is a run of consecutive words of `whole`."""
+    return any(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
-VERSION = 6  # bump when the markup this module writes changes (invalidates cached pages)
+VERSION = 8  # bump when the markup this module writes changes (invalidates cached pages)
 # \htmlData is the only command that needs trust: it tags symbols with data-light keys.
 # maxSize caps every size a formula states (\rule{100000em}{100000em}, \kern, \hspace) at that
 # many ems, wider than any page's text; KaTeX leaves it unbounded by default. Its maxExpand
@@ -36,6 +37,8 @@ OPTIONS = {"throwOnError": True, "output": "htmlAndMathml", "maxSize": MAX_SIZE_
 # ran past minutes), so a longer one is refused before V8 sees it. The site's longest is 381.
 LONGEST_TEX = 10_000
 MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.DOTALL)
+HEADING = re.compile(r"<h[1-6]\b[^>]*>(.*?)</h[1-6]>", re.DOTALL)
+TAG = re.compile(r"<[^>]*>")
 DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
 
 RENDER_ALL = """
@@ -81,14 +84,45 @@ INVISIBLE = re.compile(r"<(mo|mtext)>([\s\u2061-\u2064]*[\u2061-\u2064][\s\u2061
 
 def mark_mathml(rendered: str) -> str:
     """Index a formula by its MathML, in reading order, never by its TeX annotation or its
-    invisible operators (the HTML drawing is left out by `set_drawings_aside`); and let the
-    keyboard reach each symbol that lights a diagram box (site.js listens for focus)."""
-    rendered = rendered.replace(' data-light="', ' tabindex="0" data-light="')
+    invisible operators (the HTML drawing is left out by `set_drawings_aside`). A symbol that
+    lights a diagram box is no tab stop: it sits in KaTeX's drawing, which is hidden from screen
+    readers (aria-hidden), and a focusable element there is announced as nothing (axe:
+    aria-hidden-focus); the keyboard lights the same pair from the map's box, a link."""
     rendered = INVISIBLE.sub(r"<\1 data-search-exclude>\2</\1>", rendered)
     return rendered.replace(
         '<annotation encoding="application/x-tex">',
         '<annotation encoding="application/x-tex" data-search-exclude>',
     )
+
+
+def typeset_attributes(tag: str, names: Callable[[int], str], at: int) -> str:
+    """A typeset formula's attributes. A display formula wider than its column scrolls sideways:
+    it is a tab stop, and to be one a region (named, as no two regions of a page may share a
+    name), so that a reader without JavaScript can scroll it from the keyboard (axe:
+    scrollable-region-focusable, focus-order-semantics, landmark-unique). site.js, which can
+    measure, takes the three back from a formula that fits."""
+    if tag == "span":
+        return 'class="arithmatex" data-typeset="1"'
+    name = html.escape(names(at), quote=True)
+    return f'class="arithmatex" data-typeset="1" tabindex="0" role="region" aria-label="{name}"'
+
+
+def region_names(page_html: str) -> Callable[[int], str]:
+    """For a formula at an offset of the page, a name no other formula of the page has:
+    "formula under “Scores”", then "formula under “Scores”, 2" (the nearest heading above)."""
+    headings = [
+        (found.start(), html.unescape(TAG.sub("", found[1])).replace("¶", "").strip())
+        for found in HEADING.finditer(page_html)
+    ]
+    given: dict[str, int] = {}
+
+    def name(at: int) -> str:
+        above = [text for start, text in headings if start < at and text]
+        base = f"formula under “{above[-1]}”" if above else "formula"
+        given[base] = given.get(base, 0) + 1
+        return base if given[base] == 1 else f"{base}, {given[base]}"
+
+    return name
 
 
 DRAWING = '<span class="katex-html" aria-hidden="true">'
@@ -232,8 +266,11 @@ class Typesetter:
         items = formulas(page_html)
         key = self._key(page_html)
         rendered = iter(self._typeset(items, page=page))
+        names = region_names(page_html)
         result = MATH.sub(
-            lambda m: f'<{m[1]} class="arithmatex" data-typeset="1">{next(rendered)}</{m[1]}>',
+            lambda m: (
+                f"<{m[1]} {typeset_attributes(m[1], names, m.start())}>{next(rendered)}</{m[1]}>"
+            ),
             page_html,
         )
         if self.store is not None:

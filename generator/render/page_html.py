@@ -3,6 +3,12 @@ HTML to page HTML, called by the plugin before the math is typeset).
 
 - Code line numbers stay links (a line's address), but leave the Tab order: a long excerpt would
   otherwise put a hundred tab stops before the next paragraph.
+- Each code block and each Markdown table is a tab stop in the HTML itself, so that a reader
+  without JavaScript can scroll one that is wider than the page from the keyboard (axe:
+  scrollable-region-focusable). Only a script can tell which ones scroll: with JavaScript,
+  Material and site.js take the tab stop back from those that fit (a table then scrolls in
+  Material's wrapper, which site.js makes the tab stop). A table already inside a focusable
+  scroller of ours (`<div class="itm-scroll" … tabindex="0">`) needs none.
 - Tab labels and table cells get a line break between them, so the search index reads "GPT-2
   small GPT-2 medium", not "GPT-2 smallGPT-2 medium" (flex rows and tables ignore it).
 - The search index also finds a number printed with thousands separators ("2,362,368") by its
@@ -15,12 +21,16 @@ from __future__ import annotations
 import re
 
 LINE_NUMBER_LINK = re.compile(r'(<span class="normal"><a href="#__codelineno-[^"]*")>')
+CODE_BLOCK = re.compile(r"(<pre[^>]*><span></span>)<code>")  # pymdownx.highlight's blocks
+TABLE = re.compile(r'(?<!tabindex="0">)<table>')  # Markdown's tables carry no attribute
 ADJACENT = re.compile(r"</(label|th|td)><(label|th|td)\b")  # tab labels, table cells
 GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
 
 
 def for_readers(page_html: str) -> str:
     page_html = LINE_NUMBER_LINK.sub(r'\1 tabindex="-1">', page_html)
+    page_html = CODE_BLOCK.sub(r'\1<code tabindex="0">', page_html)
+    page_html = TABLE.sub('<table tabindex="0">', page_html)
     return ADJACENT.sub(r"</\1>\n<\2", page_html)
 
 
