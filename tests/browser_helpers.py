@@ -7,9 +7,11 @@ from urllib.parse import urlsplit
 
 # site.js typesets on Material's document$; on a loaded machine that can trail networkidle.
 TYPESET = "[...document.querySelectorAll('.arithmatex')].every(el => el.dataset.typeset)"
+# A walkthrough has drawn its first view (or kept the static page).
+WIDGETS = "[...document.querySelectorAll('.itm-wt[data-src]')].every(w => /ready|failed/.test(w.dataset.wtReady))"
 # The page's own scripts are done: formulas typeset, fonts in (they widen what scrolls, and
-# site.js marks scrollers again then, and says so on the root element).
-SETTLED = f"document.documentElement.dataset.itmReady === '1' && {TYPESET}"
+# site.js marks scrollers again then, and says so on the root element), walkthroughs drawn.
+SETTLED = f"document.documentElement.dataset.itmReady === '1' && {TYPESET} && {WIDGETS}"
 
 
 def recorded(context, url: str, *, wait: str | None = None, scripts: bool = True):

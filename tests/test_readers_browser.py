@@ -621,20 +621,34 @@ def test_the_notation_table_reads_in_lines_not_words_on_a_phone(browser, site_ur
 
 
 def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, built_site) -> None:
-    """Chosen in place of the toy, the build's trained head (the stand-in's induction head here)
-    is drawn in every step from its own JSON; in the softmax step the last word's row weighs most
-    the word after its earlier copy, as the step's words say, and links the head on the forward
-    pass; back on the toy, the toy's grids return."""
+    """The walkthrough opens on the build's trained head (the stand-in's induction head here),
+    drawn in every step from its own JSON: the sizes row and step 1 describe that head (its
+    tokens, its model's widths), not GPT-2 small's; in the softmax step the last word's row
+    weighs most the word after its earlier copy, as the step's words say, and links the head on
+    the forward pass; the row panel names the same position the words do; the toy and GPT-2's
+    sizes are one click away."""
     import json
 
     data = json.loads((built_site / "assets/walkthrough/trained.json").read_text(encoding="utf-8"))
     page, record = walkthrough(browser, site_url)
-    page.locator('input[name="itm-wt-scale"][value="trained"]').check()
-    page.wait_for_selector('.itm-wt[data-wt-scale-ready="trained"]', state="attached")
+    assert (
+        page.locator(".itm-wt").get_attribute("data-scale") == "trained"
+    )  # no click: the first view
+    assert page.locator('input[name="itm-wt-scale"][value="trained"]').is_checked()
     label = data["label"]
     assert (
         f"block {data['block']} · head {data['head']}" in page.locator(".itm-wt-sub").inner_text()
     )
+    # The sizes row: the head's tokens and its model's widths, nothing of GPT-2 small's.
+    dims = page.locator(".itm-wt-dims").inner_text()
+    assert "GPT-2" not in dims and "1,024" not in dims, dims
+    values = [v.strip() for v in page.locator(".itm-wt-dims dd").all_inner_texts()]
+    widths = [len(data["tokens"]), data["config"]["d_model"], data["config"]["d_head"]]
+    assert values[:3] == [f"{w:,}" for w in widths], values
+    step1 = page.locator(".itm-wt__step.is-current .itm-wt__text").inner_text()
+    assert f"head {label}" in step1 and f"{len(data['tokens'])} tokens" in step1, step1
+    assert "GPT-2 small" not in step1 and "12 heads" not in step1, step1
+    assert not page.locator(".itm-wt__step.is-current .itm-wt__fig").first.is_visible()
     for step in range(1, 8):
         page.locator(f'[data-wt-step="{step}"]').click()
         captions = page.locator(
@@ -657,6 +671,11 @@ def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, bui
     top = max(range(len(weights)), key=lambda j: weights[j])
     words = current.locator(".itm-wt__trained").inner_text()
     assert f"“{data['tokens'][top]}” (position {top})" in words, words
+    # The row panel names the row the words do: position 9 (from 0), not "Row 10".
+    last_row = len(data["tokens"]) - 1
+    assert f"“{data['tokens'][last_row]}” (position {last_row})" in words, words
+    panel_title = page.locator("[data-wt-panel] h3").inner_text()
+    assert panel_title.split(":")[0] == f"Position {last_row}", panel_title
     link = current.locator(".itm-wt__trained a")
     assert link.get_attribute("href").endswith(f"forward-pass/#head-{data['block']}-{data['head']}")
     assert current.locator(".itm-wt__trained").is_visible()
@@ -665,5 +684,7 @@ def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, bui
     page.wait_for_selector('.itm-wt[data-wt-scale-ready="toy"]', state="attached")
     rows = current.locator("table.itm-wt-grid tbody tr")
     assert rows.count() == 5 and not current.locator(".itm-wt__trained").is_visible()
+    page.locator('input[name="itm-wt-scale"][value="big"]').check()
+    assert current.locator(".itm-wt__big").is_visible()
     assert record["errors"] == []
     page.context.close()

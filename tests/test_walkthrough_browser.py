@@ -38,8 +38,19 @@ def recorded(context, url: str, *, wait: str | None = READY, scripts: bool = Tru
     return browser_helpers.recorded(context, url, wait=wait, scripts=scripts)
 
 
-def open_walkthrough(browser, site_url: str, fragment: str = ""):
-    return recorded(browser.new_context(), site_url + PATH + fragment)
+def open_walkthrough(browser, site_url: str, fragment: str = "", scale: str = "toy"):
+    """The walkthrough, switched from the trained head it opens on to `scale` (the toy: the
+    JSON these tests check the grids against)."""
+    page, record = recorded(browser.new_context(), site_url + PATH + fragment)
+    show(page, scale)
+    return page, record
+
+
+def show(page, scale: str) -> None:
+    """Pick a view in the widget's "shown" radios and wait until it is drawn."""
+    page.check(f'input[name="itm-wt-scale"][value="{scale}"]')
+    page.wait_for_selector(f'.itm-wt[data-wt-scale-ready="{scale}"]', state="attached")
+    page.evaluate("document.activeElement.blur()")  # arrow keys go to the page, not the radio
 
 
 def value(text: str) -> float:
@@ -288,6 +299,7 @@ def test_gpt2_sizes_follow_the_readers_size_tab_and_set_it(browser, site_url: st
     page.goto(site_url + PATH, wait_until="networkidle")
     page.wait_for_selector(READY, state="attached")
     assert page.locator("[data-wt-model-select]").input_value() == "gpt2-xl"
+    show(page, "toy")  # the trained head's view shows its own model's sizes, not GPT-2's
     assert shown_figures(page) == want("gpt2-xl")
     page.check('input[name="itm-wt-scale"][value="big"]')
     big = page.locator(".itm-wt__step.is-current .itm-wt__big").inner_text()
@@ -326,8 +338,9 @@ def test_the_live_grids_show_the_pages_token_chips(browser, site_url: str) -> No
         """document.addEventListener("DOMContentLoaded", () =>
           document.querySelectorAll(".itm-wt-tok").forEach(c => c.classList.add("mine")));"""
     )
-    page, record = recorded(context, site_url + PATH)
+    page, record = recorded(context, site_url + PATH)  # the trained head's grids
     assert record["errors"] == []
+    assert page.locator(".itm-wt").get_attribute("data-scale") == "trained"
     shown = page.evaluate(
         """() => Array.from(document.querySelectorAll('.itm-wt-tok'))
           .filter(c => c.offsetParent !== null).map(c => c.classList.contains('mine'))"""
@@ -335,4 +348,10 @@ def test_the_live_grids_show_the_pages_token_chips(browser, site_url: str) -> No
     assert shown and all(shown), shown  # the current step's grids and the row panel
     page.locator(".itm-wt__step.is-current tbody tr").first.click()
     assert page.locator("[data-wt-panel] .itm-wt-tok.mine").count() >= 1
+    show(page, "toy")
+    shown = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.itm-wt__toy .itm-wt-tok'))
+          .filter(c => c.offsetParent !== null).map(c => c.classList.contains('mine'))"""
+    )
+    assert shown and all(shown), shown
     context.close()

@@ -136,6 +136,12 @@
     });
   }
 
+  /* A script that changes a page's layout (the walkthrough drawing another view) says so with
+     the event "itm:layout": what scrolls sideways may have changed. Listened to once. */
+  document.addEventListener("itm:layout", function () {
+    markScrolling(document.querySelector("article") || document.body);
+  });
+
   function init() {
     var root = document.querySelector("article") || document.body;
     markScrolling(root);

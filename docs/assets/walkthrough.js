@@ -157,7 +157,8 @@
   function panel(s) {
     var d = s.data, h = s.head, i = s.row, key = d.steps[s.step - 1].key, t = d.trace;
     var n = d.tokens.length, root = Math.sqrt(d.config.d_head), out = "";
-    var title = "<h3>Row " + (i + 1) + ": " + chip(d, i) + "</h3>";
+    // Positions count from 0, as the steps' words, the mask (j ≤ i) and the forward pass do.
+    var title = "<h3>Position " + i + ": " + chip(d, i) + "</h3>";
     function each(fn) { var rows = []; for (var j = 0; j < n; j++) rows.push(fn(j)); return rows; }
     function tok(j) { return '<th scope="row">' + chip(d, j) + "</th>"; }
     var name = d.label ? "head " + d.label : "head " + h;
@@ -184,7 +185,7 @@
             t.scaled[h][i][j] + '">' + fmt(t.scaled[h][i][j]) + "</td></tr>";
         }));
     } else if (key === "causal-mask") {
-      out = "<p>Row " + (i + 1) + " keeps keys 1 to " + (i + 1) + "; later keys become \u2212\u221e.</p>" +
+      out = "<p>Position " + i + " keeps keys 0 to " + i + "; later keys become \u2212\u221e.</p>" +
         rowsTable(["key", "scaled", "masked"], each(function (j) {
           return "<tr>" + tok(j) + "<td>" + fmt(t.scaled[h][i][j]) + "</td><td>" +
             (j > i ? "\u2212\u221e (j > i)" : fmt(t.masked[h][i][j])) + "</td></tr>";
@@ -321,6 +322,7 @@
     box.hidden = s.scale === "big";
     box.innerHTML = panel({ data: d, head: head, row: s.row, step: s.step });
     lightLines(s, step.lines, "is-step");
+    document.dispatchEvent(new Event("itm:layout")); // site.js: which formulas scroll now
   }
 
   function lightLines(s, lines, cls) {
@@ -377,8 +379,8 @@
     var s = {
       root: root, data: data, toy: data, trained: null,
       article: root.closest("article") || document.body,
-      step: stepFromHash(data.steps.length) || 1, head: 0, row: data.tokens.length - 1,
-      scale: "toy", model: modelFromTabs(models)
+      step: stepFromHash(data.steps.length) || 1, head: 0, row: -1,
+      scale: "", model: modelFromTabs(models)
     };
     data.chips = pageChips(root, data.tokens.length);
     models.value = s.model;
@@ -429,19 +431,9 @@
     });
     root.querySelectorAll('input[name="itm-wt-scale"]').forEach(function (input) {
       input.addEventListener("change", function () {
-        var scale = input.value;
-        var ready = scale !== "trained" || s.trained ? Promise.resolve() :
-          fetch(new URL(root.dataset.trainedSrc, location.href)).then(function (response) {
-            if (!response.ok) throw new Error(response.status + " " + response.url);
-            return response.json();
-          }).then(function (trained) { s.trained = trained; });
-        ready.then(function () {
-          if ((scale === "trained") !== (s.scale === "trained")) s.row = -1; // a new set of rows
-          s.scale = scale;
-          if (s.row < 0) s.row = (scale === "trained" ? s.trained : s.toy).tokens.length - 1;
-          render(s);
-          root.dataset.wtScaleReady = scale;
-        }).catch(function (error) { console.warn("walkthrough: no trained head:", error); });
+        choose(s, input.value).catch(function (error) {
+          console.warn("walkthrough: no trained head:", error);
+        });
       });
     });
     /* Hovering a step (in the list or in the code panel's list) lights its code lines. */
@@ -459,10 +451,42 @@
       root.insertBefore(el, layout.nextSibling);
       layout = el;
     });
-    render(s);
-    if (stepFromHash(data.steps.length)) toSteps(s);
-    root.dataset.wtReady = "ready";
-    root.dataset.wtReadyAt = String(Math.round(performance.now()));
+    // The first view is the radio the page checks: the trained head, when there is one, whose
+    // pattern means something; the toy if its data cannot be had.
+    var first = root.querySelector('input[name="itm-wt-scale"]:checked');
+    var shown = first && first.value !== "toy" ? choose(s, first.value) : Promise.reject(null);
+    shown.catch(function (error) {
+      if (error) console.warn("walkthrough: no trained head, the toy shown:", error);
+      var toy = root.querySelector('input[name="itm-wt-scale"][value="toy"]');
+      if (toy) toy.checked = true;
+      return choose(s, "toy");
+    }).then(function () {
+      if (stepFromHash(data.steps.length)) toSteps(s);
+      root.dataset.wtReady = "ready";
+      root.dataset.wtReadyAt = String(Math.round(performance.now()));
+    });
+  }
+
+  /* Show the toy, the trained head (its JSON fetched the first time) or GPT-2's sizes. */
+  function choose(s, scale) {
+    var root = s.root;
+    var ready = scale !== "trained" || s.trained ? Promise.resolve() :
+      fetch(new URL(root.dataset.trainedSrc, location.href)).then(function (response) {
+        if (!response.ok) throw new Error(response.status + " " + response.url);
+        return response.json();
+      }).then(function (trained) {
+        trained.chips = Array.prototype.map.call( // the note's chips, as the page drew them
+          root.querySelectorAll("[data-wt-trained-chips] .itm-wt-tok"),
+          function (chip) { return chip.outerHTML; });
+        s.trained = trained;
+      });
+    return ready.then(function () {
+      if ((scale === "trained") !== (s.scale === "trained")) s.row = -1; // a new set of rows
+      s.scale = scale;
+      if (s.row < 0) s.row = (scale === "trained" ? s.trained : s.toy).tokens.length - 1;
+      render(s);
+      root.dataset.wtScaleReady = scale;
+    });
   }
 
   function current() {

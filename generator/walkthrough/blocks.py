@@ -172,6 +172,7 @@ class Dim:
     sub: str  # its subscript ("model"), or ""
     toy: str  # formatted
     gpt2: PerModel  # "GPT-2 small 768", one per size
+    trained: str = ""  # the trained head's model's, formatted ("" for a walkthrough without one)
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,8 @@ class TrainedNote(Block):
     d_head: str  # formatted
     shown: int  # columns each grid prints
     forward: str  # the head on the forward-pass page: URL#anchor
+    tokens: tuple[TokenChip, ...] = ()  # the phrase's tokens, each in its colour; walkthrough.js
+    # draws the trained grids' rows with these chips (so a site's override of the chip reaches them)
 
 
 @dataclass(frozen=True)

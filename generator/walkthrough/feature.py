@@ -24,6 +24,7 @@ from generator.walkthrough.blocks import (
     RealHeads,
     Scale,
     Step,
+    TokenChip,
     TrainedNote,
     Walkthrough,
 )
@@ -32,7 +33,15 @@ from generator.walkthrough.data import trained_data, widget_data, widget_json
 from generator.walkthrough.gpt2_scale import Figure, step_figures
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
-from generator.walkthrough.trained import PHRASE, SHOWN, TrainedHead, trained_head, trained_words
+from generator.walkthrough.trained import (
+    PHRASE,
+    SHOWN,
+    TrainedHead,
+    colours,
+    trained_head,
+    trained_words,
+    word,
+)
 
 PAGE = "walkthrough/attention.md"
 TITLE = "Walkthrough: attention"
@@ -89,8 +98,8 @@ class WalkthroughMacros:
         self.figures: dict[str, dict[str, Figure]] = {
             cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
         }
-        self.fields = self._fields()
         self.trained: TrainedHead = trained_head(page.site.settings)
+        self.fields = self._fields()
         self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
 
     def _url(self, docs_path: str) -> str:
@@ -181,27 +190,43 @@ class WalkthroughMacros:
         """The steps' [[placeholders]]; GPT-2's differ by size and are given for each."""
         each = {cfg.name: text_fields(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models}
         return {
-            key: self.page.render_block(
-                per_model({name: fields[key] for name, fields in each.items()})
-            )
-            for key in each[BESIDE_TOY]
+            **{
+                key: self.page.render_block(
+                    per_model({name: fields[key] for name, fields in each.items()})
+                )
+                for key in each[BESIDE_TOY]
+            },
+            **trained_fields(self.trained),
         }
 
     def _bar(self) -> Bar:
-        toy = self.toy.cfg
-        dims: tuple[tuple[str, str, str, Callable[[ModelConfig], str]], ...] = (
-            ("tokens", "", fmt_int(self.toy.n_tokens), lambda c: f"up to {fmt_int(c.n_ctx)}"),
-            ("d", "model", fmt_int(toy.d_model), lambda c: fmt_int(c.d_model)),
-            ("d", "head", fmt_int(toy.d_head), lambda c: fmt_int(c.d_head)),
-            ("heads", "", fmt_int(toy.n_head), lambda c: fmt_int(c.n_head)),
+        toy, shown = self.toy.cfg, self.trained.cfg  # the toy, and the trained head's model
+        dims: tuple[tuple[str, str, str, str, Callable[[ModelConfig], str]], ...] = (
+            (
+                "tokens",
+                "",
+                fmt_int(self.toy.n_tokens),
+                fmt_int(len(self.trained.tokens)),
+                lambda c: f"up to {fmt_int(c.n_ctx)}",
+            ),
+            (
+                "d",
+                "model",
+                fmt_int(toy.d_model),
+                fmt_int(shown.d_model),
+                lambda c: fmt_int(c.d_model),
+            ),
+            ("d", "head", fmt_int(toy.d_head), fmt_int(shown.d_head), lambda c: fmt_int(c.d_head)),
+            ("heads", "", fmt_int(toy.n_head), fmt_int(shown.n_head), lambda c: fmt_int(c.n_head)),
         )
         return Bar(
             models=tuple((cfg.name, cfg.label) for cfg in self.models),
-            trained=f"trained head ({self.trained.model} {self.trained.label})",
+            trained="trained head",  # which one: the title line and the note say
             default=BESIDE_TOY,
             n_head=toy.n_head,
             dims=tuple(
-                Dim(name, sub, ours, self._labelled(theirs)) for name, sub, ours, theirs in dims
+                Dim(name, sub, ours, self._labelled(theirs), trained=head)
+                for name, sub, ours, head, theirs in dims
             ),
         )
 
@@ -230,6 +255,10 @@ class WalkthroughMacros:
             d_head=fmt_int(t.cfg.d_head),
             shown=min(SHOWN, t.cfg.d_head),
             forward=forward_head,
+            tokens=tuple(
+                TokenChip(text=word(token), colour=colour)
+                for token, colour in zip(t.tokens, colours(t.tokens), strict=True)
+            ),
         )
 
     def _step(self, index: int, step, data: dict, lines: list[int]) -> Step:
@@ -260,6 +289,18 @@ class WalkthroughMacros:
             last=last,
             engine_file=self.engine_file,
         )
+
+
+def trained_fields(head: TrainedHead) -> dict[str, str]:
+    """The steps' [[t_…]] placeholders: what the trained head's words say of it."""
+    n_head = head.cfg.n_head
+    return {
+        "t_heads": f"{fmt_int(n_head)} head{'s' if n_head != 1 else ''}",
+        "t_dh": fmt_int(head.cfg.d_head),
+        "t_model": head.model,
+        "t_label": head.label,
+        "t_tokens": fmt_int(len(head.tokens)),
+    }
 
 
 def macros(page) -> dict[str, Callable[..., str]]:

@@ -2,8 +2,9 @@
 
 Explanations are Markdown for a reader who knows matrix multiplication. Sizes in them are
 [[placeholders]] filled from the configs (fill()), so no number is typed here either. What is
-said of the toy only is wrapped in toy() and hidden with the toy when the reader switches to
-GPT-2's sizes; big() holds the words that stand in for it then.
+said of the toy only is wrapped in toy() and hidden when the reader picks another view; big()
+holds the words that stand in for it when GPT-2's sizes are shown, trained() those that stand in
+for it when the trained head is shown (its fields, [[t_…]], come from the build's trained head).
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ def toy(text: str) -> str:
 def big(text: str) -> str:
     """Words shown only when the page shows GPT-2's sizes, in place of toy() words."""
     return f'<span class="itm-wt-big-only">{text}</span>'
+
+
+def trained(text: str) -> str:
+    """Words shown only when the page shows the trained head, in place of toy() words."""
+    return f'<span class="itm-wt-trained-only">{text}</span>'
 
 
 @dataclass(frozen=True)
@@ -67,15 +73,19 @@ STEPS: tuple[Step, ...] = (
         text=(
             "$X$, the output of ln_1 with one row per token, is multiplied by three matrices, "
             "$W_Q$, $W_K$ and $W_V$. A query is what a token looks for. A key is what it offers. "
-            "A value is what it hands over when another token picks it. [[gpt2]] does all three "
+            "A value is what it hands over when another token picks it. GPT-2 does all three "
             "in one GEMM, $X \\cdot W_{qkv}$, and adds a bias"
             + toy("; the toy has no biases")
             + ". Each result is cut into "
             + toy("[[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])")
-            + big("[[H]] heads of [[DH]] columns")
+            + big("[[H]] heads of [[DH]] columns in [[gpt2]]")
+            + trained(
+                "[[t_heads]] of [[t_dh]] columns per layer in the trained [[t_model]]; the grids "
+                "follow one of them, head [[t_label]], through its [[t_tokens]] tokens"
+            )
             + "."
         ),
-        formula=r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V",
+        formula=r"Q = X W_Q,\;\; K = X W_K,\;\; V = X W_V",
         matrices=("q", "k", "v"),
     ),
     Step(
@@ -131,6 +141,7 @@ STEPS: tuple[Step, ...] = (
             "tokens it can see. "
             + toy("These toy weights are random, so the pattern means nothing; a trained model")
             + big("A trained model")
+            + trained("A trained model")
             + " learns which tokens to look at."
         ),
         formula=r"A = \operatorname{softmax}\!\left(\frac{S}{\sqrt{d_\text{head}}} + \text{mask}\right)",
