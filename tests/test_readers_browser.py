@@ -688,3 +688,41 @@ def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, bui
     assert current.locator(".itm-wt__big").is_visible()
     assert record["errors"] == []
     page.context.close()
+
+
+WHY_SECTIONS = """() => [...document.querySelectorAll('article h2[id]')].map(h => {
+  const parts = [];
+  for (let el = h.nextElementSibling; el && el.tagName !== 'H2'; el = el.nextElementSibling)
+    parts.push(el);
+  const why = parts.find(el => el.matches('.itm-why'));
+  const costs = parts.findIndex(el => el.querySelector('table') || el.matches('.tabbed-set'));
+  return {id: h.id, why: why ? why.querySelector('p').innerText : null,
+          refs: why ? [...why.querySelectorAll('.itm-refs li')].map(li => li.innerText) : [],
+          links: why ? why.querySelectorAll('a').length : 0,
+          whyFirst: why ? parts.indexOf(why) < costs : false};
+})"""
+
+
+def test_each_change_since_gpt2_says_why_with_papers_a_reader_can_look_up(
+    browser, site_url: str
+) -> None:
+    """What changed since GPT-2 said what differs and what it costs, not why. Each change's
+    section now gives the reason its paper gives, before the costs, and the papers as references
+    (authors, year, title, arXiv id) in text: no link to a host the site would load."""
+    import re
+
+    from generator.models.llama.changes import CHANGES
+
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    page.goto(site_url + "what-changed/", wait_until="networkidle")
+    sections = {s["id"]: s for s in page.evaluate(WHY_SECTIONS)}
+    for change in CHANGES:
+        found = sections[change.key]
+        assert found["whyFirst"] and found["links"] == 0, found
+        assert len(found["refs"]) == len(change.cite) >= 1, found
+        for ref, paper in zip(found["refs"], change.cite, strict=True):
+            assert re.fullmatch(rf".+ \(\d{{4}}\), .+, arXiv:{re.escape(paper.arxiv)}", ref), ref
+            assert ref.startswith(f"{paper.authors} ({paper.year})"), ref
+        assert found["why"] == f"Why. {change.why}", found  # the change's own, from its data
+    context.close()

@@ -64,6 +64,7 @@ def test_the_rotary_steps_step_like_the_attention_walkthrough(
             page.click('[data-wt-go="1"]')
     assert page.evaluate("location.hash") == "#step-3"
     assert page.locator('[data-wt-go="1"]').is_disabled()
+    check_shifted_scores(page, data)
     page.locator("body").press("ArrowLeft")
     assert current_step(page) == 2
     page.click('.itm-wt__steps a[data-wt-step="1"]')
@@ -74,6 +75,49 @@ def test_the_rotary_steps_step_like_the_attention_walkthrough(
     assert record["errors"] == []
     assert off_site(record["requests"], site_url) == []
     page.context.close()
+
+
+def rotated(vector: list[float], position: int, rates: list[float]) -> list[float]:
+    """`vector` with pair i (dimensions i and i + d/2) turned by position · rates[i], written
+    out as the 2 × 2 rotation the step's formula shows (not the engine's rotate_half)."""
+    half = len(vector) // 2
+    out = list(vector)
+    for i, rate in enumerate(rates):
+        x, y, angle = vector[i], vector[i + half], position * rate
+        out[i] = x * math.cos(angle) - y * math.sin(angle)
+        out[i + half] = x * math.sin(angle) + y * math.cos(angle)
+    return out
+
+
+def check_shifted_scores(page, data: dict) -> None:
+    """The rotate step's table: the query and key it names, rotated at each (t, s) it prints,
+    give the score it prints; rows of the same gap s − t print the same score, the row moved
+    apart another. The relative-position property shown with numbers, not only stated."""
+    demo = page.locator(".itm-wt__step.is-current .itm-wt-shift")
+    assert demo.is_visible()
+    words = demo.locator("p").first.inner_text()
+    query = next(i for i, t in enumerate(data["tokens"]) if f"query of “{t}”" in words)
+    key = next(i for i, t in enumerate(data["tokens"]) if f"key of “{t}”" in words)
+    q, k = data["trace"]["q"][0][query], data["trace"]["k"][0][key]
+    rows = [
+        [value(cell.replace(",", "")) for cell in row.locator("td").all_inner_texts()]
+        for row in demo.locator("tbody tr").all()
+    ]
+    assert len(rows) >= 3
+    scores: dict[float, set[float]] = {}
+    for t, s, gap, score in rows:
+        assert gap == s - t
+        turned = sum(
+            a * b
+            for a, b in zip(
+                rotated(q, int(t), data["rates"]), rotated(k, int(s), data["rates"]), strict=True
+            )
+        )
+        assert abs(turned - score) <= 1e-3, (t, s, turned, score)  # the JSON's 6 decimals
+        scores.setdefault(gap, set()).add(score)
+    assert len(scores) >= 2 and len(rows) > len(scores)  # a gap printed twice, and another
+    assert all(len(same) == 1 for same in scores.values()), scores  # same gap, same score
+    assert len({next(iter(same)) for same in scores.values()}) == len(scores)  # another gap, not
 
 
 def test_the_row_panel_shows_each_pair_turned_and_its_length_kept(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from generator.blocks import Block, Citation, Markup, PlainExcerpt
+from generator.models.papers import Paper
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,13 @@ class FlopCount(Block):
     n_ctx: str  # formatted
     table: Markup  # the accounting rows (a Markdown table, calculations in TeX)
     latex: str  # link to the LaTeX table
+
+
+@dataclass(frozen=True)
+class ChangeWhy(Block):
+    """Why a change was made, in the words of the papers that give the reason, and the papers as
+    references a reader can look up (What changed since GPT-2)."""
+
+    template: ClassVar[str] = "change_why.html"
+    why: str
+    cite: tuple[Paper, ...]

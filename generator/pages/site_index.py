@@ -7,7 +7,7 @@ import functools
 from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import get_family
-from generator.pages.blocks import SourcesAccount, SourcesEntry, SourcesRepo
+from generator.pages.blocks import ChangeWhy, SourcesAccount, SourcesEntry, SourcesRepo
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.cite import citation
@@ -183,8 +183,9 @@ class SiteMacros(PageContext):
         return self.size_tabs(render)
 
     def what_changed(self) -> str:
-        """Each difference between GPT-2 and the Llama family: what it is, its cost at each Llama
-        size against a GPT-2 of the same shape, and the pinned code of both sides."""
+        """Each difference between GPT-2 and the Llama family: what it is, why the field made it
+        (with the papers), its cost at each Llama size against a GPT-2 of the same shape, and the
+        pinned code of both sides."""
         from generator.pages.compare import CHANGES, cost_table
 
         sections = []
@@ -200,9 +201,10 @@ class SiteMacros(PageContext):
                 for side, excerpts in (("gpt2", (change.gpt2,)), ("llama", change.llama))
             ]
             more = f"[{self.by_key_in('llama', change.page)}]({self._doc(change.page)})"
+            why = self.render_block(ChangeWhy(why=change.why, cite=change.cite))
             sections.append(
                 f"## {change.title} {{ #{change.key} }}\n\n{change.text} More on {more}.\n\n"
-                f"{costs}\n"
+                f"{why}\n\n{costs}\n"
                 f'<div class="grid" markdown>\n\n<div markdown>\n\n{sides[0]}\n\n</div>\n\n'
                 f"<div markdown>\n\n{sides[1]}\n\n</div>\n\n</div>\n"
             )

@@ -145,6 +145,18 @@ class RealHeads(Block):
 
 
 @dataclass(frozen=True)
+class ShiftDemo(Block):
+    """The rotary step's proof by numbers: one query and one key, rotated at several pairs of
+    positions by the engine; the score is the same wherever the gap is the same."""
+
+    template: ClassVar[str] = "walkthrough_shift.html"
+    head: int
+    query: str  # the query's token
+    key: str  # the key's token
+    rows: tuple[tuple[str, str, str, str, bool], ...]  # t, s, s − t, score (formatted); moved apart
+
+
+@dataclass(frozen=True)
 class Step(Block):
     """One step: explanation and formula, the toy's grids, GPT-2's figures, the code link."""
 
@@ -162,6 +174,7 @@ class Step(Block):
     first: int  # the step's lines in the engine's file
     last: int
     engine_file: str
+    demo: Block | None = None  # shown below the formula, with the toy (the rotary step's ShiftDemo)
 
 
 @dataclass(frozen=True)

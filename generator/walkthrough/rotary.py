@@ -21,7 +21,7 @@ from generator.models.config import ModelConfig
 from generator.models.decoder import forward
 from generator.models.llama.names import NAMES as LLAMA_NAMES
 from generator.models.llama.sizes import SIZES
-from generator.models.ops import rope_angles, rope_inv_freq
+from generator.models.ops import apply_rotary, rope_angles, rope_cos_sin, rope_inv_freq
 from generator.models.weights import random_weights
 from generator.render.numbers import fmt_int
 from generator.walkthrough.data import rounded
@@ -161,7 +161,8 @@ def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
                 "Each pair $(x_i, y_i)$ of a query or key is rotated by its angle. A rotation "
                 "keeps every pair's length, so only directions change. Because a query and a "
                 "key are both rotated, their dot product depends on the two tokens' contents and "
-                "on how far apart they are, $s - t$, not on where they stand. The cache keeps "
+                "on how far apart they are, $s - t$, not on where they stand: shifted together, "
+                "the score stays, as the numbers below show. The cache keeps "
                 "the rotated keys. From here attention goes on as in GPT-2, with $\\tilde Q$ and "
                 "$\\tilde K$ in place of $Q$ and $K$."
             ),
@@ -177,6 +178,36 @@ def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
             matrices=("q_rotated", "k_rotated"),
         ),
     )
+
+
+# -- the relative-position property, shown with the engine's numbers ----------------------------
+QUERY, KEY = 4, 1  # the toy's tokens whose query and key are moved ("mats" looks at "cat")
+SHIFTS = (0, 3, 1000)  # both moved by these many positions: the score stays
+APART = 3  # the query alone moved by this many: the gap, and the score, change
+
+
+@dataclass(frozen=True)
+class ShiftedScore:
+    t: int  # the query's position
+    s: int  # the key's position
+    score: float  # q̃_t · k̃_s
+
+
+def shifted_scores(toy: RotaryToy, head: int = 0) -> tuple[ShiftedScore, ...]:
+    """The toy's query of token QUERY and key of token KEY (head `head`, before rotation: what
+    the projections made of the two tokens), rotated by the engine's own ops as if they stood at
+    other positions: both moved by each of SHIFTS, then the query alone moved APART further.
+    The last score differs; the others are equal up to rounding, as the rotation promises."""
+    cfg = toy.cfg
+    pair = np.stack([toy.trace["q"][head, QUERY], toy.trace["k"][head, KEY]])[None]  # [1, 2, dh]
+    t0, s0 = int(toy.positions[QUERY]), int(toy.positions[KEY])
+    placed = [(t0 + d, s0 + d) for d in SHIFTS] + [(t0 + APART, s0)]
+    out = []
+    for t, s in placed:
+        cos, sin = rope_cos_sin(np.array([t, s]), cfg.d_head, cfg.rope_theta)
+        q, k = apply_rotary(pair, cos, sin)[0]
+        out.append(ShiftedScore(t=t, s=s, score=float(q @ k)))
+    return tuple(out)
 
 
 # -- the Llama sizes beside each step -----------------------------------------------------------

@@ -18,8 +18,18 @@ from generator.models.config import ModelConfig
 from generator.models.llama.sizes import SIZES
 from generator.render.code import fence_id
 from generator.render.numbers import fmt_int
-from generator.walkthrough import grids
-from generator.walkthrough.blocks import Bar, Dim, Header, Note, PerModel, Scale, Step, Walkthrough
+from generator.walkthrough import grids, rotary
+from generator.walkthrough.blocks import (
+    Bar,
+    Dim,
+    Header,
+    Note,
+    PerModel,
+    Scale,
+    ShiftDemo,
+    Step,
+    Walkthrough,
+)
 from generator.walkthrough.code import EngineExcerpt, code_panel, function_lines, source_lines
 from generator.walkthrough.data import widget_json
 from generator.walkthrough.rotary import BLOCK, rotary_toy, step_figures, steps, widget_data
@@ -189,6 +199,27 @@ class RotaryMacros:
             first=first,
             last=last,
             engine_file=engine_file,
+            demo=self._shift_demo() if step.key == "rotate" else None,
+        )
+
+    def _shift_demo(self) -> ShiftDemo:
+        """The rotate step's numbers: the same gap, the same score (rotary.shifted_scores)."""
+        base = rotary.shifted_scores(self.toy, HEAD)[0]
+        rows = tuple(
+            (
+                fmt_int(row.t),
+                fmt_int(row.s),
+                fmt_int(row.s - row.t).replace("-", "−"),
+                f"{row.score:.4f}".replace("-", "−"),
+                row.s - row.t != base.s - base.t,
+            )
+            for row in rotary.shifted_scores(self.toy, HEAD)
+        )
+        return ShiftDemo(
+            head=HEAD,
+            query=self.toy.tokens[rotary.QUERY],
+            key=self.toy.tokens[rotary.KEY],
+            rows=rows,
         )
 
 
