@@ -44,3 +44,22 @@ PALM = Paper(
 TYING = Paper(
     "Press & Wolf", 2017, "Using the Output Embedding to Improve Language Models", "1608.05859"
 )
+MOE = Paper(
+    "Shazeer et al.",
+    2017,
+    "Outrageously Large Neural Networks: The Sparsely-Gated Mixture-of-Experts Layer",
+    "1701.06538",
+)
+MIXTRAL = Paper("Jiang et al.", 2024, "Mixtral of Experts", "2401.04088")
+DEEPSEEK_V2 = Paper(
+    "DeepSeek-AI",
+    2024,
+    "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
+    "2405.04434",
+)
+DEEPSEEK_V3 = Paper("DeepSeek-AI", 2024, "DeepSeek-V3 Technical Report", "2412.19437")
+SINKS = Paper(
+    "Xiao et al.", 2023, "Efficient Streaming Language Models with Attention Sinks", "2309.17453"
+)
+GPT_OSS = Paper("OpenAI", 2025, "gpt-oss-120b & gpt-oss-20b Model Card", "2508.10925")
+GPT_3 = Paper("Brown et al.", 2020, "Language Models are Few-Shot Learners", "2005.14165")

@@ -28,6 +28,8 @@ class SiteMacros(PageContext):
         "evidence_levels",
         "family_numbers",
         "what_changed",
+        "change_chain",
+        "families_side_by_side",
         "flop_relations",
     )
 
@@ -188,27 +190,86 @@ class SiteMacros(PageContext):
         pinned code of both sides."""
         from generator.pages.compare import CHANGES, cost_table
 
-        sections = []
-        for change in CHANGES:
-            costs = size_tabs(functools.partial(cost_table, change), "llama", change.only_with)
-            sides = [
-                code_render.code_tabs(
-                    [self._excerpt(excerpt) for excerpt in excerpts],
-                    prefix=f"change-{change.key}-{side}",
-                    sources=self.url_for("sources.md"),
-                    render=self.render_block,
-                )
-                for side, excerpts in (("gpt2", (change.gpt2,)), ("llama", change.llama))
-            ]
-            more = f"[{self.by_key_in('llama', change.page)}]({self._doc(change.page)})"
-            why = self.render_block(ChangeWhy(why=change.why, cite=change.cite))
-            sections.append(
-                f"## {change.title} {{ #{change.key} }}\n\n{change.text} More on {more}.\n\n"
-                f"{why}\n\n{costs}\n"
-                f'<div class="grid" markdown>\n\n<div markdown>\n\n{sides[0]}\n\n</div>\n\n'
-                f"<div markdown>\n\n{sides[1]}\n\n</div>\n\n</div>\n"
+        return "\n".join(
+            self._change_section(
+                change.key,
+                change.title,
+                change.text,
+                ChangeWhy(why=change.why, cite=change.cite),
+                size_tabs(functools.partial(cost_table, change), "llama", change.only_with),
+                (("gpt2", (change.gpt2,)), ("llama", change.llama)),
+                ("llama", change.page),
             )
-        return "\n".join(sections)
+            for change in CHANGES
+        )
+
+    def change_chain(self) -> str:
+        """What changed after Mistral, one step per family that made it (generator/pages/chain.py):
+        the same sections as what_changed(), each measured against the family's own size without
+        the change."""
+        from generator.pages.chain import step_table, steps
+
+        return "\n".join(
+            self._change_section(
+                step.key,
+                step.title,
+                step.text,
+                ChangeWhy(why=step.why, cite=step.cite),
+                size_tabs(functools.partial(step_table, step), step.family),
+                (("before", step.before_code), ("after", step.after_code)),
+                (step.family, step.page),
+            )
+            for step in steps()
+        )
+
+    def _change_section(
+        self,
+        key: str,
+        title: str,
+        text: str,
+        why: ChangeWhy,
+        costs: str,
+        sides: tuple[tuple[str, tuple[str, ...]], ...],
+        page: tuple[str, str],
+    ) -> str:
+        """One change: its heading, words, why, cost tabs, and the code of both sides."""
+        code = [
+            code_render.code_tabs(
+                [self._excerpt(excerpt) for excerpt in excerpts],
+                prefix=f"change-{key}-{side}",
+                sources=self.url_for("sources.md"),
+                render=self.render_block,
+            )
+            for side, excerpts in sides
+        ]
+        more = f"[{self.by_key_in(*page)}]({self._doc(page[1])})"
+        return (
+            f"## {title} {{ #{key} }}\n\n{text} More on {more}.\n\n"
+            f"{self.render_block(why)}\n\n{costs}\n"
+            f'<div class="grid" markdown>\n\n<div markdown>\n\n{code[0]}\n\n</div>\n\n'
+            f"<div markdown>\n\n{code[1]}\n\n</div>\n\n</div>\n"
+        )
+
+    def families_side_by_side(self) -> str:
+        """Every family's first size in one table: total and active parameters, forward FLOPs per
+        token and the KV cache (bfloat16) at one stated context."""
+        from generator.pages.chain import side_by_side
+
+        rows = side_by_side()
+        lines = [
+            "| Model | Parameters | Active per token | Forward FLOPs per token | KV cache per token"
+            " (bytes) | KV cache, whole context (bytes) |",
+            "| :-- | --: | --: | --: | --: | --: |",
+        ]
+        for cfg, v in rows:
+            cells = " | ".join(
+                f'<span data-q="side.{key}.{cfg.name}">{fmt_int(v[key])}</span>'
+                for key in ("params", "active", "flops", "kv_token", "kv_context")
+            )
+            lines.append(f"| {cfg.label} | {cells} |")
+        contexts = sorted({v["context"] for _, v in rows})
+        at = " and ".join(fmt_int(T) for T in contexts)
+        return "\n".join(lines) + f"\n\nFLOPs and the whole-context cache at T = {at} tokens.\n"
 
     def by_key_in(self, family: str, page: str) -> str:
         """The title of `family`'s component whose page is `page`."""
@@ -313,9 +374,11 @@ def pages_citing() -> dict[str, list[tuple[str, str]]]:
             if c.call_site:
                 ids.append(c.call_site)
             citing.append((c.title, c.page, ids))
+    from generator.pages.chain import steps
     from generator.pages.compare import CHANGES
 
     compared = [excerpt for change in CHANGES for excerpt in (change.gpt2, *change.llama)]
+    compared += [excerpt for step in steps() for excerpt in (*step.before_code, *step.after_code)]
     citing.append(("What changed since GPT-2", "what-changed.md", compared))
     citing += [(title, page, list(ids)) for page, title, ids in feature_citations()]
     used: dict[str, list[tuple[str, str]]] = {}

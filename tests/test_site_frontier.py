@@ -1,0 +1,121 @@
+"""The frontier families on the built site: every family's numbers on its page and in What
+changed's side-by-side table equal numel() of transformers' model of that size on the meta
+device; each step of the chain after Mistral prints the costs the accounting gives, its reason
+with papers, and both sides' code; the experts step's two sides are transformers' own models (a
+dense Mistral-shaped model and Mixtral)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from generator import accounting as acc
+from generator.models import FAMILIES
+from generator.pages.chain import steps
+from generator.render.code import excerpt_anchor
+from tests.test_site_pages import number, soup, tab_blocks
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from transformers import GPT2Config, GPT2LMHeadModel, MistralConfig, MistralForCausalLM  # noqa: E402
+
+from tests import frontier_helpers, llama_helpers  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def numel_on_meta(cfg) -> int:
+    """numel() of transformers' model of cfg's family and shape, built on the meta device."""
+    with torch.device("meta"):
+        if cfg.family in frontier_helpers.CLASSES:
+            model = frontier_helpers.CLASSES[cfg.family][1](frontier_helpers.hf_config(cfg))
+        elif cfg.family == "llama":
+            arch = llama_helpers.arch_of(cfg)
+            model = llama_helpers.ARCHS[arch][1](llama_helpers.hf_config(cfg, arch))
+        else:
+            model = GPT2LMHeadModel(
+                GPT2Config(
+                    vocab_size=cfg.vocab_size,
+                    n_positions=cfg.n_ctx,
+                    n_embd=cfg.d_model,
+                    n_layer=cfg.n_layer,
+                    n_head=cfg.n_head,
+                )  # fmt: skip
+            )
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_every_family_side_by_side_has_transformers_counts(built_site: Path) -> None:
+    html = soup(built_site / "what-changed/index.html")
+    for family in FAMILIES.values():
+        cfg = next(iter(family.sizes.values()))
+        shown = number(html.select_one(f'[data-q="side.params.{cfg.name}"]').get_text())
+        assert shown == numel_on_meta(cfg), cfg.name
+        active = number(html.select_one(f'[data-q="side.active.{cfg.name}"]').get_text())
+        assert active == acc.active_params(cfg) <= shown
+        if cfg.experts is None:
+            assert active == shown
+
+
+@pytest.mark.parametrize("family", ["mixtral", "gpt-oss", "deepseek-v3"])
+def test_each_frontier_family_page_counts_like_transformers(built_site: Path, family: str) -> None:
+    html = soup(built_site / f"{family}/index.html")
+    for cfg in FAMILIES[family].sizes.values():
+        block = tab_blocks(html.select_one(".tabbed-set"))[cfg.label]
+        total = number(block.select_one('[data-q="params.model"]').get_text())
+        assert total == numel_on_meta(cfg)
+        active = number(block.select_one('[data-q="params.active"]').get_text())
+        assert active == acc.active_params(cfg) < total
+        kv = number(block.select_one('[data-q="kv.values"]').get_text())
+        assert kv == acc.kv_values_per_token(cfg)
+
+
+def test_the_chain_prints_every_cost_its_reason_and_both_sides(built_site: Path) -> None:
+    html = soup(built_site / "what-changed/index.html")
+    for step in steps():
+        heading = html.find(id=step.key)
+        assert heading is not None, step.key
+        section = []
+        for sibling in heading.find_next_siblings():
+            if sibling.name == "h2":
+                break
+            section.append(sibling)
+        text = " ".join(s.get_text(" ") for s in section)
+        assert "Why." in text and "arXiv:" in text, step.key
+        for excerpt in (*step.before_code, *step.after_code):  # each side's code, cited
+            anchor = f"#{excerpt_anchor(excerpt)}"
+            assert any(s.select(f'a[href$="{anchor}"]') for s in section), (step.key, excerpt)
+        for cfg in FAMILIES[step.family].sizes.values():
+            shown = [
+                number(s.get_text())
+                for part in section
+                for s in part.select(f'[data-q="step.{step.key}.after"]')
+            ]
+            assert {after for _, _, after in step.costs(cfg)} <= set(shown), step.key
+
+
+def test_the_experts_step_sets_mixtral_against_transformers_dense_twin() -> None:
+    """Before: Mixtral's shape with one MLP as wide as an expert, which is a MistralForCausalLM
+    without a window; after: MixtralForCausalLM. Both counted by transformers."""
+    step = next(s for s in steps() if s.key == "experts")
+    cfg = FAMILIES["mixtral"].sizes["mixtral-8x7b"]
+    (label, before, after), *_ = step.costs(cfg)
+    assert label == "Parameters of the model" and after == numel_on_meta(cfg)
+    dense = dataclasses.replace(cfg, experts=None, d_mlp=cfg.experts.d_expert)
+    with torch.device("meta"):
+        twin = MistralForCausalLM(
+            MistralConfig(
+                vocab_size=dense.vocab_size,
+                hidden_size=dense.d_model,
+                intermediate_size=dense.d_mlp,
+                num_hidden_layers=dense.n_layer,
+                num_attention_heads=dense.n_head,
+                num_key_value_heads=dense.n_kv_head,
+                tie_word_embeddings=False,
+                sliding_window=None,
+            )  # fmt: skip
+        )
+    assert before == sum(p.numel() for p in twin.parameters())
