@@ -206,3 +206,37 @@ def test_every_evidence_level_has_words_for_readers() -> None:
     from generator.sources import EVIDENCE_LEVELS
 
     assert set(EVIDENCE_WORDS) == set(EVIDENCE_LEVELS)
+
+
+def test_an_excerpt_checked_in_registry_copies_says_which_releases_and_no_more() -> None:
+    """A "mirror-window" card names its own lock entry's releases (carried_by), its exceptions
+    and the copies builds read, and says the file at the commit was not read; without carried_by
+    it names only the copies. It never speaks of every release around the commit."""
+    from types import SimpleNamespace
+
+    from generator.render.code import evidence_card, evidence_words
+    from generator.sources.lock import CarriedBy, Repo
+
+    repo = Repo("o/r", "https://github.com/o/r", "ab" * 20, "MIT")
+
+    def excerpt(carried: CarriedBy | None, copies: tuple[str, ...]) -> SimpleNamespace:
+        return SimpleNamespace(
+            id="x.y", repo=repo, path="m.py", ranges=((3, 4),), blocks=((3, "a\nb\n"),),
+            permalink="https://github.com/o/r/blob/x/m.py#L3-L4", label="m.py 3–4",
+            evidence_level="mirror-window", carried_by=carried, copies=copies,
+        )  # fmt: skip
+
+    windows = CarriedBy("pkg", (("1.0", "1.4"), ("2.0", "2.1")), ("1.2",))
+    name, words = evidence_words(excerpt(windows, ("pkg==1.4",)))
+    assert name == "checked indirectly"
+    assert words == (
+        "Every pkg release on PyPI from 1.0 to 1.4 and from 2.0 to 2.1,"
+        " except 1.2, has these lines byte for byte at the same line numbers; builds check them"
+        f" in release 1.4. The file at the pinned commit {repo.short} was not read."
+    )
+    one = evidence_words(excerpt(CarriedBy("pkg", (("1.4", "1.4"),)), ("pkg==1.4",)))[1]
+    assert one.startswith("Release 1.4 of pkg on PyPI has these lines")
+    bare = evidence_words(excerpt(None, ("pkg==1.4", "other==2")))[1]
+    assert bare.startswith("The published copies pkg 1.4 and other 2 have these lines byte")
+    status = evidence_card(excerpt(windows, ("pkg==1.4",)), "A claim.").status
+    assert "its lines are these" not in status and "compare its lines with these" in status

@@ -554,3 +554,70 @@ def test_public_pages_speak_to_readers_not_to_maintainers(built_site: Path) -> N
     assert found == [], "\n".join(found[:20])
     cards = soup(built_site / "components/attention/index.html").select(".itm-evidence__status")
     assert cards and all("open the pinned revision" in c.get_text() for c in cards)
+
+
+# -- evidence says what was checked, never more ------------------------------------------------
+
+# The releases a card names: "from 5.6.2 to 5.14.1", "release 5.14.1", "releases 5.13.0 and 5.14.1"
+NAMED_WINDOW = re.compile(r"from (\d[\w.]*) to (\d[\w.]*)")
+NAMED_EXCEPT = re.compile(r"except ((?:\d[\w.]*(?:, | and )?)+)")
+
+
+def claimed_windows(words: str) -> tuple[set[tuple[str, str]], set[str]]:
+    """(windows of releases, releases excepted) that a card's words say carry the lines."""
+    excepted = {v for m in NAMED_EXCEPT.finditer(words) for v in re.findall(r"\d[\w.]*\w", m[1])}
+    return set(NAMED_WINDOW.findall(words)), excepted
+
+
+def check_evidence_words(pin, words: str, where: str) -> list[str]:
+    """What is wrong with one card's account of how `pin` was checked: a release window other
+    than (so possibly wider than) its lock entry's carried_by, an exception left out, or words
+    that claim every release around the commit."""
+    if re.search(r"around the pinned commit|every release of the package", words, re.I):
+        return [f"{where}: {pin.id} claims every release around the commit: {words[:160]!r}"]
+    windows, excepted = claimed_windows(words)
+    if pin.evidence_level != "mirror-window":
+        return [f"{where}: {pin.id} names releases: {words[:160]!r}"] if windows else []
+    carried = pin.carried_by
+    lock_windows = {w for w in carried.releases if w[0] != w[1]}
+    if windows != lock_windows or excepted != set(carried.excepted):
+        return [
+            f"{where}: {pin.id} names releases {sorted(windows)} except {sorted(excepted)}; its"
+            f" lock entry: {sorted(lock_windows)} except {sorted(carried.excepted)}"
+        ]
+    return []
+
+
+def test_no_evidence_card_claims_a_release_window_wider_than_its_lock_entry(
+    built_site: Path,
+) -> None:
+    """Every account of how an excerpt was checked that readers see (each page's "Direct
+    evidence" cards; the Sources page's accounts, which every Code tab links to) names exactly
+    the releases its lock entry's carried_by names, with its exceptions: never "every release
+    around the pinned commit" where 5.15.0 changed the lines or only 2 releases carry them."""
+    lock = load_lock(ROOT / "sources" / "lock.toml")
+    by_anchor = {"ex-" + re.sub(r"[^A-Za-z0-9]", "-", pin.id): pin for pin in lock.pins}
+    by_span: dict[tuple[str, str], list] = {}
+    for pin in lock.pins:
+        first, last = pin.ranges[0][0], pin.ranges[-1][1]
+        anchor = f"L{first}" + (f"-L{last}" if last != first else "")
+        by_span.setdefault((pin.path, anchor), []).append(pin)
+    found: list[str] = []
+    sources = soup(built_site / "sources" / "index.html")
+    accounts = {span["id"]: span.find_parent("li").get_text(" ", strip=True)
+                for span in sources.select("span[id^=ev-]")}  # fmt: skip
+    for heading in sources.select("h3[id^=ex-]"):
+        pin = by_anchor[heading["id"]]
+        link = next(a for a in heading.find_all_next("a") if a["href"].startswith("#ev-"))
+        found += check_evidence_words(pin, accounts[link["href"][1:]], "sources")
+    cards = 0
+    for page in sorted(built_site.rglob("index.html")):
+        for card in soup(page).select(".itm-evidence"):
+            permalink = card.select_one(".itm-evidence__pin a")["href"]
+            path, anchor = permalink.split("/blob/", 1)[1].split("/", 1)[1].split("#")
+            words = card.select_one(".itm-evidence__status").get_text(" ", strip=True)
+            for pin in by_span[(path, anchor)]:
+                found += check_evidence_words(pin, words, str(page.relative_to(built_site)))
+            cards += 1
+    assert len(by_anchor) == len(lock.pins) and cards > 30
+    assert found == [], "\n".join(found[:20])

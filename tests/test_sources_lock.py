@@ -180,12 +180,13 @@ def test_real_lock_claims_no_more_than_the_evidence() -> None:
             assert file_sha256[pin.path] in pin.evidence, pin.id
         if pin.repo == "huggingface/transformers":
             assert pin.evidence_level == "mirror-window", pin.id
-            assert "only indirectly" in pin.evidence and "was not checked" in pin.evidence, pin.id
+            assert "only indirectly" in pin.evidence and "not checked" in pin.evidence, pin.id
             if pin.path.endswith("modeling_gpt2.py"):
                 assert all(a >= 39 and b <= 417 for a, b in pin.ranges), pin.id
                 assert "5.6.2 to 5.22.2" in pin.evidence, pin.id
             else:  # each names its own window, checked at both ends by test_sources_real_lock
                 assert re.search(r"from 5\.[\d.]+ to 5\.[\d.]+", pin.evidence), pin.id
+            assert pin.carried_by is not None, pin.id  # what readers' cards say was checked
         family = (
             "gpt2."
             if pin.repo == "openai/gpt-2"
@@ -249,3 +250,68 @@ def test_the_real_lock_records_gpt2s_files_with_upstreams_hashes() -> None:
     assert {(f.repo, f.path): f.sha256 for f in lock.files} == {
         ("openai/gpt-2", path): digest for path, digest in upstream.items()
     }
+
+
+# ---------------------------------------------------------------- carried_by: the release window
+
+CARRIED = 'carried_by = {package = "pkg", releases = [["1.0", "1.4"], ["2.0", "2.0"]], except = ["1.2"]}\n'
+
+
+def indirect(carried: str = CARRIED, level: str = "mirror-window") -> str:
+    return good(level=level) + carried
+
+
+def test_carried_by_round_trips_in_canonical_form(tmp_path: Path) -> None:
+    path = write(tmp_path / "lock.toml", lock_text(indirect()))
+    lock = load_lock(path)
+    carried = lock.pins[0].carried_by
+    assert carried is not None and carried.package == "pkg"
+    assert carried.releases == (("1.0", "1.4"), ("2.0", "2.0")) and carried.excepted == ("1.2",)
+    text = dump_lock(lock)
+    assert CARRIED in text and parse_lock(text, path).pins == lock.pins
+
+
+@pytest.mark.parametrize(
+    "carried",
+    [
+        'carried_by = {package = "pkg"}\n',
+        'carried_by = {package = "pkg", releases = []}\n',
+        'carried_by = {package = "pkg", releases = [["1.0"]]}\n',
+        'carried_by = {package = "pkg", releases = [["1.0", "<b>"]]}\n',
+        'carried_by = {package = "pkg", releases = [["1.0", "1.1"]], except = "1.0"}\n',
+        'carried_by = {package = "pkg", releases = [["1.0", "1.1"]], after = "1.0"}\n',
+        'carried_by = "pkg 1.0-1.1"\n',
+    ],
+)
+def test_a_malformed_release_window_is_named_with_its_fix(tmp_path: Path, carried: str) -> None:
+    error = load_error(tmp_path, lock_text(indirect(carried)))
+    assert "toy.helper" in str(error) and "carried_by" in str(error)
+    assert "releases" in (error.fix or "")
+
+
+def test_a_release_window_on_an_excerpt_read_at_its_commit_is_refused(tmp_path: Path) -> None:
+    """carried_by is evidence for readers' cards: on an "upstream" excerpt it would say less
+    than was checked, and on a bump it must not survive the new evidence."""
+    error = load_error(tmp_path, lock_text(indirect(level="upstream")))
+    assert error.entry == "toy.helper" and "'upstream'" in error.problem
+    assert "delete carried_by" in error.fix
+
+
+def test_the_real_locks_release_windows_are_the_ones_its_evidence_names() -> None:
+    """Each mirror-window excerpt's carried_by (what its cards say) names exactly the windows of
+    releases its own evidence names ("from A to B", in its first sentence) and excepts 5.10.0
+    exactly where that sentence says 5.10.0 differs: never a window wider than was compared."""
+    lock = load_lock(SITE_LOCK)
+    checked = 0
+    for pin in lock.pins:
+        if pin.evidence_level != "mirror-window":
+            continue
+        first = pin.evidence.split(". ")[0]
+        windows = tuple(re.findall(r"from (5\.\d+\.\d+) to (5\.\d+\.\d+)", first))
+        differs = re.search(r"5\.10\.0[^.;)]*(differs|has lines|built from another)", first)
+        assert pin.carried_by is not None, pin.id
+        assert pin.carried_by.package == "transformers", pin.id
+        assert pin.carried_by.releases == windows, pin.id
+        assert pin.carried_by.excepted == (("5.10.0",) if differs else ()), pin.id
+        checked += 1
+    assert checked >= 60

@@ -292,15 +292,15 @@ class SiteMacros(PageContext):
         for repo_name, excerpts in by_repo.items():
             repo = excerpts[0].repo
             slug = "".join(ch if ch.isalnum() else "-" for ch in repo_name)
-            told = dict.fromkeys(ex.evidence_level for ex in excerpts)
+            # each way of checking said once, in the words of the excerpts' own entries
+            told = dict.fromkeys(code_render.evidence_words(ex) for ex in excerpts)
             accounts = {
-                level: SourcesAccount(f"ev-{slug}-{n}", *code_render.evidence_words(level))
-                for n, level in enumerate(told, 1)
+                words: SourcesAccount(f"ev-{slug}-{n}", *words) for n, words in enumerate(told, 1)
             }
             entries = tuple(
                 sources_entry(
                     ex,
-                    accounts[ex.evidence_level],
+                    accounts[code_render.evidence_words(ex)],
                     cited_on=tuple((title, self._doc(page)) for title, page in used.get(ex.id, [])),
                 )
                 for ex in excerpts
@@ -344,7 +344,7 @@ class SiteMacros(PageContext):
         """The ways an excerpt's text can have been checked, strongest first, in plain words."""
         from generator.sources import EVIDENCE_LEVELS
 
-        words = [code_render.evidence_words(level) for level in EVIDENCE_LEVELS]
+        words = [code_render.EVIDENCE_WORDS[level] for level in EVIDENCE_LEVELS]
         return "\n".join(f"- **{name}**: {text}" for name, text in words) + "\n"
 
     def architecture_map(self) -> str:

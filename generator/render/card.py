@@ -40,8 +40,8 @@ def excerpt_card(excerpt) -> ExcerptCard:
         commit=repo.commit,
         short=repo.short,
         license=repo.license,
-        level=evidence_words(excerpt.evidence_level)[0],  # in readers' words; the lock's own
-        evidence=evidence_words(excerpt.evidence_level)[1],  # account is for its maintainers
+        level=evidence_words(excerpt)[0],  # in readers' words, from its own lock entry; the
+        evidence=evidence_words(excerpt)[1],  # lock's prose account is for its maintainers
         swhid=excerpt.swhid,
         runs=Markup(RUNS),
         citation=citation(excerpt),

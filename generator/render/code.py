@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from generator.blocks import Block, Markup
 from generator.render.blocks import CodeTab, EvidenceCard
@@ -48,10 +48,10 @@ _INVISIBLE = {
 }
 
 
-# How an excerpt's text was checked, in a reader's words, by the lock's evidence level (the
-# lock's own account of each pin, with commands and package copies, is for maintainers), and
-# what any reader can do to check it again.
-EVIDENCE_WORDS: dict[str, tuple[str, str]] = {  # level -> (short name, what was checked)
+# How an excerpt's text can have been checked, by the lock's evidence level, in a reader's words
+# (the Sources page lists them); a card says what was checked for its own excerpt
+# (`evidence_words`), from its lock entry, and never more.
+EVIDENCE_WORDS: dict[str, tuple[str, str]] = {  # level -> (short name, what such a check is)
     "upstream": ("read at the commit", "Read from the file at the pinned commit itself."),
     "file-hash": (
         "rebuilt from published copies",
@@ -60,18 +60,91 @@ EVIDENCE_WORDS: dict[str, tuple[str, str]] = {  # level -> (short name, what was
     ),
     "mirror-window": (
         "checked indirectly",
-        "Every release of the package published around the pinned commit has these lines "
-        "unchanged; the file at the commit itself was not read.",
+        "Releases of a package published on PyPI have these lines unchanged (each excerpt names "
+        "which); the file at the pinned commit itself was not read.",
     ),
 }
 HOW_TO_CHECK = (
     "To check them yourself, open the pinned revision: its lines are these, byte for byte."
 )
+# where the lines were not read at the commit, the revision is where to compare, not a promise
+HOW_TO_COMPARE = (
+    "To check them yourself, open the pinned revision and compare its lines with these."
+)
 
 
-def evidence_words(level: str) -> tuple[str, str]:
-    """(short name, sentence) of an evidence level, for readers."""
-    return EVIDENCE_WORDS[level]
+def evidence_words(excerpt: Any) -> tuple[str, str]:
+    """(short name, sentence) of what was checked for this excerpt, for readers: its level's
+    words, and for an excerpt checked only in registry copies exactly the releases its lock entry
+    names (carried_by) and the copies builds read, never a window wider than those."""
+    level = excerpt.evidence_level
+    name, sentence = EVIDENCE_WORDS[level]
+    if level != "mirror-window":
+        return name, sentence
+    copies = [tuple(spec.split("==", 1)) for spec in excerpt.copies]  # (package, version)
+    carried = excerpt.carried_by
+    said = _copies_words(copies) if carried is None else _carried_words(carried, copies)
+    said = said[0].upper() + said[1:]
+    return name, f"{said}. The file at the pinned commit {excerpt.repo.short} was not read."
+
+
+def _copies_words(copies: list[tuple[str, ...]]) -> str:
+    """ "the published copy transformers 5.14.1 has these lines ...": all a lock without
+    carried_by says (its [[mirrors]] that carry the lines)."""
+    named = _joined([" ".join(copy) for copy in copies])
+    if not copies:
+        return "a copy published on a package index has these lines byte for byte"
+    if len(copies) == 1:
+        return (
+            f"the published copy {named} has these lines byte for byte, and builds check them there"
+        )
+    return (
+        f"the published copies {named} have these lines byte for byte, and builds check them there"
+    )
+
+
+def _carried_words(carried: Any, copies: list[tuple[str, ...]]) -> str:
+    """ "every transformers release on PyPI from 5.6.2 to 5.14.1 has these lines ...; builds
+    check them in release 5.14.1": the lock's carried_by and the copies read."""
+    said = f"{carried_releases(carried)} has these lines byte for byte at the same line numbers"
+    versions = [copy[1] for copy in copies if copy[0] == carried.package]
+    if copies and len(versions) == len(copies):
+        return (
+            f"{said}; builds check them in release{'s' * (len(versions) > 1)} {_joined(versions)}"
+        )
+    if copies:
+        return f"{said}; builds check them in {_joined([' '.join(copy) for copy in copies])}"
+    return said
+
+
+def carried_releases(carried: Any) -> str:
+    """ "every transformers release on PyPI from 5.6.2 to 5.14.1, except 5.10.0," (windows of
+    one release: "release 5.14.1 of transformers on PyPI", "each of the transformers releases 5.13.0
+    and 5.14.1 on PyPI"): a lock's carried_by in words, the subject of "has"."""
+    windows = carried.releases
+    if all(first == last for first, last in windows) and not carried.excepted:
+        versions = [first for first, _ in windows]
+        if len(versions) == 1:
+            return f"release {versions[0]} of {carried.package} on PyPI"
+        return f"each of the {carried.package} releases {_joined(versions)} on PyPI"
+    spans = [first if first == last else f"from {first} to {last}" for first, last in windows]
+    words = f"every {carried.package} release on PyPI {_joined(spans)}"
+    if carried.excepted:
+        words += f", except {_joined(list(carried.excepted))},"
+    return words
+
+
+def _joined(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c" ("" for none)."""
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def how_to_check(excerpt: Any) -> str:
+    """How a reader checks the lines: against the pinned revision, whose lines were read (or
+    rebuilt) for them, or which was not read and is only where to compare."""
+    return HOW_TO_COMPARE if excerpt.evidence_level == "mirror-window" else HOW_TO_CHECK
 
 
 def visible(text: str) -> str:
@@ -157,7 +230,7 @@ def code_tab(excerpt: ExcerptLike, *, sources: str | None, prefix: str = "code")
         repo=Markup(literal(excerpt.repo.name)),
         path=Markup(literal(excerpt.path)),
         license=Markup(literal(excerpt.repo.license)),
-        level=evidence_words(level)[0] if level else "",
+        level=evidence_words(excerpt)[0] if level else "",
         level_href=f"{sources}#{excerpt_anchor(excerpt.id)}" if sources else None,
         runs=indented_runs(excerpt, prefix),
     )
@@ -196,7 +269,7 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> Evi
         lines=span_label(excerpt),
         license=repo.license,
         cite=sources_url,
-        status=f"{evidence_words(excerpt.evidence_level)[1]} {HOW_TO_CHECK}",
+        status=f"{evidence_words(excerpt)[1]} {how_to_check(excerpt)}",
         runs=indented_runs(excerpt, "src"),
     )
 

@@ -255,6 +255,7 @@ def run_verify(args: argparse.Namespace) -> int:
                 replace(
                     pin,
                     evidence_level="upstream",
+                    carried_by=None,  # read at the commit: no release window is the evidence
                     evidence=f"Read from {where} {pin.repo} at commit {commit}, whose id"
                     " names these bytes as the permalink's does"
                     f" (itm verify --{'git' if from_clone else 'online'} --raise-evidence)."
@@ -594,6 +595,7 @@ def bump_pin(pin: Pin, file: FullFile, new_repo: Repo) -> Change:
             sha256=sha256_hex("".join(cut(file.lines, ranges))),
             evidence_level="upstream",
             evidence=f"re-resolved at {new_repo.short} from {source} by `itm bump`",
+            carried_by=None,
         )
 
     if pin.symbol is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from generator.sources.lock import Range, Repo, format_ranges
+from generator.sources.lock import CarriedBy, Range, Repo, format_ranges
 from generator.sources.swh import swhid
 from generator.store import sha256_hex
 
@@ -75,6 +75,8 @@ class Excerpt:
     resolved_from: str  # "cache" | "git:/path" | "github" | "pypi:gpt-2-finetuning==1.0.14"
     sha1_git: str | None = None  # the whole file's git blob id at the commit, when known
     pinned: tuple[Range, ...] = ()  # the lines the lock pins, when a page shows fewer (select)
+    carried_by: CarriedBy | None = None  # the releases that have these lines (mirror-window)
+    copies: tuple[str, ...] = ()  # registry copies the lock lists for these lines: "pkg==1.0"
 
     @property
     def filename(self) -> str:

@@ -9,7 +9,8 @@ One file, five tables:
                         (sha1_git, the core of its Software Heritage id), and how they were read
   [[mirrors]]           a registry archive that carries verbatim lines of an upstream file at a
                         commit (optional lines = upstream windows it vouches for, offset = shift)
-  [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence
+  [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence (and,
+                        checked only in registry copies, carried_by: the releases that have them)
 
 A [[files]] or [[mirrors]] entry names the commit it was checked at, and vouches for that
 commit only: when a repo's commit changes (by hand, or `itm bump`), evidence gathered at another
@@ -47,8 +48,8 @@ EVIDENCE_LEVELS: dict[str, str] = {
         " recorded for the file at the pinned commit"
     ),
     "mirror-window": (
-        "confirmed only indirectly: every release in a window spanning the pinned commit carries"
-        " these lines; not checked against the file at the commit"
+        "confirmed only indirectly: releases published on a package index carry these lines"
+        " (carried_by names them); not checked against the file at the commit"
     ),
 }
 
@@ -77,7 +78,19 @@ _MIRROR_KEYS = (
     "note",
 )
 _MIRROR_PLACEMENT = ("lines", "offset")  # optional: where the mirror vouches for upstream lines
-_EXCERPT_KEYS = ("id", "repo", "path", "symbol", "lines", "sha256", "evidence_level", "evidence")
+_EXCERPT_KEYS = (
+    "id",
+    "repo",
+    "path",
+    "symbol",
+    "lines",
+    "sha256",
+    "evidence_level",
+    "evidence",
+    "carried_by",
+)
+_CARRIED_KEYS = ("package", "releases", "except")
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 _FILE_KEYS = ("repo", "commit", "path", "sha256", "sha1_git", "evidence")
 _COMMIT_KEYS = ("repo", "commit", "object", "trees")
 
@@ -137,6 +150,16 @@ class FileId:
 
 
 @dataclass(frozen=True)
+class CarriedBy:
+    """The releases of a package on its index that have an excerpt's lines byte for byte at the
+    same numbers, as compared (a "mirror-window" excerpt's evidence, for readers' cards)."""
+
+    package: str  # "transformers"
+    releases: tuple[tuple[str, str], ...]  # windows of releases, first and last: every one has them
+    excepted: tuple[str, ...] = ()  # releases inside the windows that do not
+
+
+@dataclass(frozen=True)
 class Pin:
     """One [[excerpts]] entry as written in the lock (not yet resolved to text)."""
 
@@ -148,6 +171,7 @@ class Pin:
     sha256: str
     evidence_level: str
     evidence: str
+    carried_by: CarriedBy | None = None  # only for "mirror-window": which releases have the lines
 
 
 @dataclass(frozen=True)
@@ -290,7 +314,10 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         return InputError(problem, file=file, entry=entry, fix=fix)
 
     _check_keys(
-        data, ("version", "repos", "commits", "files", "mirrors", "excerpts"), "top level", fail
+        data,
+        ("version", "repos", "commits", "files", "mirrors", "excerpts"),
+        "top level",
+        fail,
     )
     if data.get("version", 1) != 1:
         raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
@@ -636,6 +663,15 @@ def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
     evidence = _string(table, "evidence", entry, fail)
     if not evidence.strip():
         raise fail(entry, "empty evidence", "say how the text was confirmed")
+    carried_by = None
+    if "carried_by" in table:
+        if level != "mirror-window":
+            raise fail(
+                entry,
+                f"carried_by names releases that carry the lines, but evidence_level is {level!r}",
+                "delete carried_by: an excerpt checked at its commit needs no release window",
+            )
+        carried_by = _parse_carried_by(table["carried_by"], entry, fail)
     return Pin(
         id=excerpt_id,
         repo=repo,
@@ -645,6 +681,49 @@ def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
         sha256=sha256,
         evidence_level=level,
         evidence=evidence,
+        carried_by=carried_by,
+    )
+
+
+_CARRIED_EXAMPLE = (
+    'write carried_by = {package = "transformers", releases = [["5.6.2", "5.14.1"]]} (every'
+    ' release from the first to the last has the lines; add except = ["5.10.0"] for those'
+    " between that do not)"
+)
+
+
+def _parse_carried_by(table: object, entry: str, fail) -> CarriedBy:
+    """carried_by = {package, releases = [[first, last], ...], except = [...]}: every release of
+    each window has the lines, but those excepted."""
+    if not isinstance(table, dict):
+        raise fail(entry, "carried_by is not a table", _CARRIED_EXAMPLE)
+    _check_keys(table, _CARRIED_KEYS, f"{entry} carried_by", fail)
+    package = table.get("package")
+    windows = table.get("releases")
+    excepted = table.get("except", [])
+
+    def versions(value: object) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(v, str) and _VERSION.fullmatch(v) for v in value
+        )
+
+    ok = (
+        isinstance(package, str)
+        and _VERSION.fullmatch(package)
+        and isinstance(windows, list)
+        and windows
+        and all(versions(w) and len(w) == 2 for w in windows)
+        and versions(excepted)
+    )
+    if not ok:
+        raise fail(
+            entry, "carried_by is not a package and its windows of releases", _CARRIED_EXAMPLE
+        )
+    assert isinstance(package, str) and isinstance(windows, list) and isinstance(excepted, list)
+    return CarriedBy(
+        package=package,
+        releases=tuple((first, last) for first, last in windows),
+        excepted=tuple(excepted),
     )
 
 
@@ -736,6 +815,10 @@ _HEADER = """\
 # absent) of the file at its commit (the repo's commit, or it vouches for nothing), found at
 # upstream line + offset in its member file; any other placement is refused. A member whose
 # runs moved by different amounts is listed once per offset.
+#
+# carried_by (a mirror-window excerpt's): the package's releases that have its lines byte for
+# byte at the same numbers, as compared: every release from the first to the last of each
+# window, except those listed. Readers' cards say exactly this, and no more.
 """
 
 
@@ -796,7 +879,18 @@ def dump_lock(lock: Lock) -> str:
         out.append(f"sha256 = {_toml_str(pin.sha256)}\n")
         out.append(f"evidence_level = {_toml_str(pin.evidence_level)}\n")
         out.append(f"evidence = {_toml_str(pin.evidence)}\n")
+        if pin.carried_by is not None:
+            out.append(f"carried_by = {_carried_toml(pin.carried_by)}\n")
     return "".join(out)
+
+
+def _carried_toml(carried: CarriedBy) -> str:
+    """carried_by as one inline table: {package = "...", releases = [["a", "b"]], except = []}."""
+    windows = ", ".join(f"[{_toml_str(a)}, {_toml_str(b)}]" for a, b in carried.releases)
+    out = f"{{package = {_toml_str(carried.package)}, releases = [{windows}]"
+    if carried.excepted:
+        out += f", except = [{', '.join(_toml_str(v) for v in carried.excepted)}]"
+    return out + "}"
 
 
 def write_lock(lock: Lock, path: Path | None = None) -> None:

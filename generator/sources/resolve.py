@@ -175,6 +175,8 @@ class Resolver:
             evidence_level=pin.evidence_level,
             resolved_from=origin,
             sha1_git=recorded.sha1_git if recorded else None,
+            carried_by=pin.carried_by,
+            copies=tuple(dict.fromkeys(m.spec for m in self.carriers(pin, ranges))),
         )
 
     def remember(self, pin: Pin, text: str) -> None:
@@ -325,14 +327,21 @@ class Resolver:
         and is not in the cache yet: the only kind worth fetching (one in the cache was read
         already, and PyPI would send the same bytes). None for a pin without lines (a mirror
         checks lines)."""
-        if not pin.ranges:
-            return None
-        listed = self.lock.mirrors_for(pin.repo, pin.path)
-        for group in _by_member(tuple(m for m in listed if self.lock.vouches(m))):
-            carries = all(any(m.carries((r,)) for m in group) for r in pin.ranges)
-            if carries and not self.cache.path_for(group[0].sha256).is_file():
-                return group[0]
+        for mirror in self.carriers(pin, pin.ranges):
+            if not self.cache.path_for(mirror.sha256).is_file():
+                return mirror
         return None
+
+    def carriers(self, pin: Pin, ranges: tuple[Range, ...]) -> list[Mirror]:
+        """The first entry of each archive member that vouches for the pin's commit and carries
+        all of `ranges` (none for no lines: a mirror checks lines)."""
+        listed = self.lock.mirrors_for(pin.repo, pin.path)
+        groups = _by_member(tuple(m for m in listed if self.lock.vouches(m)))
+        return [
+            group[0]
+            for group in groups
+            if ranges and all(any(m.carries((r,)) for m in group) for r in ranges)
+        ]
 
     def _github_up(self) -> bool:
         return urlsplit(self.github_base).netloc not in self.http.down
