@@ -192,10 +192,25 @@ class SiteBuild:
             raise
         except Exception as error:  # a Jinja syntax, name or sandbox error in the page
             raise page_error(error, f"docs/{page.src_uri}") from error
+        rendered = self.check_claims(rendered, f"docs/{page.src_uri}")
         # A block may say what the page shows (the forward pass): its meta description.
         filled = FilledPage(rendered, macros.meta.get("description"))
         self.to_record.append((key, filled))
         return filled
+
+    def check_claims(self, markdown: str, page: str) -> str:
+        """The filled page with its `/// claim | ID` blocks checked against the lock's approvals
+        and their own lines left blank (generator/sources/claims.py)."""
+        from generator.sources.claims import NAME, expand_claims
+
+        if NAME not in markdown or "///" not in markdown:
+            return markdown
+
+        def error(entry: str, problem: str, fix: str) -> InputError:
+            return InputError(problem, file=page, entry=entry, fix=fix)
+
+        lines = markdown.split("\n")
+        return "\n".join(expand_claims(lines, self.inputs().excerpts, error))
 
     def record(self) -> bool:
         """Record what this build made (filled pages, generated files, figures) under the

@@ -56,6 +56,7 @@ class BuildInputs:
         for family in FAMILIES.values():  # sizes read from pinned code must match it
             if family.check_pinned is not None:
                 family.check_pinned(texts, file=LOCK_FILE)
+        check_registry_claims(excerpts)
         katex_js, generated = katex()
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
@@ -72,6 +73,25 @@ class BuildInputs:
                 fix=f"add it to {LOCK_FILE} with `itm pin`, or use one of: "
                 + ", ".join(sorted(self.excerpts)),
             ) from None
+
+
+def check_registry_claims(excerpts: dict) -> None:
+    """Each Source of every family's registry is a claim about its excerpt: InputError naming
+    the claim and `itm claim approve` unless the lock approved it against the text as pinned."""
+    from generator.errors import InputError
+    from generator.models import FAMILIES
+    from generator.sources.claims import claim_problem
+
+    for family in FAMILIES.values():
+        for claim_id, source in family.claims.items():
+            problem = claim_problem(claim_id, source.excerpt, excerpts)
+            if problem is not None:
+                raise InputError(
+                    f"{problem[0]}: {source.claim!r}",
+                    file=f"generator/models/{family.name}/components.py",
+                    entry=claim_id,
+                    fix=problem[1],
+                )
 
 
 def in_background(work: Callable[[], Any]) -> Callable[[], Any]:

@@ -315,3 +315,41 @@ def test_the_real_locks_release_windows_are_the_ones_its_evidence_names() -> Non
         assert pin.carried_by.excepted == (("5.10.0",) if differs else ()), pin.id
         checked += 1
     assert checked >= 60
+
+
+# ---------------------------------------------------------------- [[claims]]: approvals
+
+
+def claim_entry(claim_id: str = "toy.helper.doubles", excerpt: str = "toy.helper", sha="c" * 64):
+    return f'\n[[claims]]\nid = "{claim_id}"\nexcerpt = "{excerpt}"\nsha256 = "{sha}"\n'
+
+
+def test_claims_round_trip_in_canonical_form(tmp_path: Path) -> None:
+    path = write(tmp_path / "lock.toml", lock_text(good()) + claim_entry() + claim_entry("b/c"))
+    lock = load_lock(path)
+    assert [(c.id, c.excerpt, c.sha256) for c in lock.claims] == [
+        ("toy.helper.doubles", "toy.helper", "c" * 64),
+        ("b/c", "toy.helper", "c" * 64),
+    ]
+    assert lock.claims_about("toy.helper") == lock.claims and lock.claims_about("x") == ()
+    text = dump_lock(lock)
+    assert text.endswith(claim_entry("b/c")) and parse_lock(text, path).claims == lock.claims
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem", "fix"),
+    [
+        (claim_entry(excerpt="toy.gone"), "which the lock does not pin", "--excerpt ID"),
+        (claim_entry(sha="c" * 12), "not 64 lowercase hex", "sha256"),
+        (claim_entry("Toy Claim"), "a claim id is lowercase", "name it like"),
+        (claim_entry() + claim_entry(), "approved twice", "keep one [[claims]] entry"),
+        ('\n[[claims]]\nid = "a"\nexcerpt = "toy.helper"\n', "missing 'sha256'", "sha256"),
+        ('\n[[claims]]\nid = "a"\nexcerpt = "toy.helper"\nsha256 = "' + "c" * 64
+         + '"\nnote = "x"\n', "unknown key 'note'", "id, excerpt, sha256"),
+    ],
+)  # fmt: skip
+def test_a_bad_claims_entry_is_named_with_its_fix(
+    tmp_path: Path, entry: str, problem: str, fix: str
+) -> None:
+    error = load_error(tmp_path, lock_text(good()) + entry)
+    assert "claims" in (error.entry or "") and problem in error.problem and fix in error.fix

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from generator.models.component import Component
+from generator.models.component import Component, Source
 from generator.models.config import ModelConfig
 from generator.models.counts import Words, flop_rows, param_rows
 from generator.models.map import MapLayout
@@ -65,6 +65,20 @@ class Family:
     def components(self) -> tuple[str, ...]:
         """Its component keys, in forward order."""
         return tuple(c.key for c in self.registry)
+
+    @property
+    def claims(self) -> dict[str, Source]:
+        """Each Source of its registry as a claim bound to its excerpt's text, by claim id
+        ("gpt2.block/gpt2.block": the family, the component, the excerpt): the lock's [[claims]]
+        must approve each against the excerpt as pinned (generator/sources/claims.py)."""
+        found: dict[str, Source] = {}
+        for component in self.registry:
+            for source in component.sources:
+                claim_id = f"{self.name}.{component.key}/{source.excerpt}"
+                if claim_id in found:
+                    raise ValueError(f"{claim_id}: a component cites one excerpt once")
+                found[claim_id] = source
+        return found
 
     @property
     def by_key(self) -> dict[str, Component]:

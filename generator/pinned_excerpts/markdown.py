@@ -234,6 +234,7 @@ class PinnedExcerptsExtension(Extension):
         super().__init__(**kwargs)
 
     def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.preprocessors.register(ClaimBlocks(md, self), "pinned_excerpts_claims", PRIORITY + 0.5)
         md.preprocessors.register(ExcerptBlocks(md, self), "pinned_excerpts", PRIORITY)
         md.postprocessors.register(UnrenderedBlocks(md, self), "pinned_excerpts_left", LAST)
 
@@ -309,6 +310,24 @@ class PinnedExcerptsExtension(Extension):
             except InputError as error:
                 raise PluginError(f"Pinned excerpts: {error}") from None
         return self.excerpts
+
+
+class ClaimBlocks(Preprocessor):
+    """Checks every `/// claim | ID` block of a page against the lock's approvals (a claim whose
+    excerpt's text changed since it was approved stops the build) and leaves its content as
+    written (generator.sources.claims)."""
+
+    def __init__(self, md: Markdown, extension: PinnedExcerptsExtension) -> None:
+        super().__init__(md)
+        self.extension = extension
+
+    def run(self, lines: list[str]) -> list[str]:
+        from generator.sources.claims import NAME as CLAIM
+        from generator.sources.claims import expand_claims
+
+        if not any(CLAIM in line and "///" in line for line in lines):
+            return lines
+        return expand_claims(lines, self.extension._excerpts(), self.extension.error)
 
 
 def makeExtension(**kwargs: Any) -> PinnedExcerptsExtension:  # noqa: N802 (Python-Markdown's name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from generator.sources.lock import CarriedBy, Range, Repo, format_ranges
+from generator.sources.lock import CarriedBy, Claim, Range, Repo, format_ranges
 from generator.sources.swh import swhid
 from generator.store import sha256_hex
 
@@ -77,6 +77,7 @@ class Excerpt:
     pinned: tuple[Range, ...] = ()  # the lines the lock pins, when a page shows fewer (select)
     carried_by: CarriedBy | None = None  # the releases that have these lines (mirror-window)
     copies: tuple[str, ...] = ()  # registry copies the lock lists for these lines: "pkg==1.0"
+    claims: tuple[Claim, ...] = ()  # the lock's approved claims about this excerpt
 
     @property
     def filename(self) -> str:

@@ -1,7 +1,7 @@
 """The pin lock (a site's lock file, sources/lock.toml here): which upstream lines a site may
 show, and their hashes.
 
-One file, five tables:
+One file, six tables:
   [repos."OWNER/REPO"]  url, full 40-hex commit, license
   [[commits]]           git's own objects for a repo's commit: the commit's text and the trees
                         down to each recorded file, so the commit is checked with no clone
@@ -11,6 +11,8 @@ One file, five tables:
                         commit (optional lines = upstream windows it vouches for, offset = shift)
   [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence (and,
                         checked only in registry copies, carried_by: the releases that have them)
+  [[claims]]            a writer's sentence about an excerpt, approved against its text (sha256):
+                        when the text changes the claim must be approved again (`itm claim`)
 
 A [[files]] or [[mirrors]] entry names the commit it was checked at, and vouches for that
 commit only: when a repo's commit changes (by hand, or `itm bump`), evidence gathered at another
@@ -90,6 +92,8 @@ _EXCERPT_KEYS = (
     "carried_by",
 )
 _CARRIED_KEYS = ("package", "releases", "except")
+_CLAIM_KEYS = ("id", "excerpt", "sha256")
+CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 _FILE_KEYS = ("repo", "commit", "path", "sha256", "sha1_git", "evidence")
 _COMMIT_KEYS = ("repo", "commit", "object", "trees")
@@ -175,6 +179,16 @@ class Pin:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A [[claims]] entry: a claim (a page's `/// claim | ID` block, or a Source of this site's
+    component registry) approved as true of an excerpt's text, whose sha256 it records."""
+
+    id: str
+    excerpt: str
+    sha256: str  # of the excerpt's text when the claim was approved
+
+
+@dataclass(frozen=True)
 class Lock:
     path: Path
     repos: dict[str, Repo]
@@ -182,6 +196,7 @@ class Lock:
     pins: tuple[Pin, ...]
     files: tuple[FileId, ...] = ()
     commits: tuple[CommitProof, ...] = ()  # at most one a repo
+    claims: tuple[Claim, ...] = ()
     display: str = ""  # the path as messages show it (relative to the site when inside it)
 
     def __post_init__(self) -> None:
@@ -241,6 +256,17 @@ class Lock:
         if self.recorded_file(*same) is None:
             files.append(new)
         return replace(self, files=tuple(files))
+
+    def claims_about(self, excerpt_id: str) -> tuple[Claim, ...]:
+        """The approved claims about one excerpt."""
+        return tuple(c for c in self.claims if c.excerpt == excerpt_id)
+
+    def with_claim(self, new: Claim) -> Lock:
+        """A copy with `new` replacing the claim of the same id, or appended."""
+        claims = [new if c.id == new.id else c for c in self.claims]
+        if new.id not in {c.id for c in self.claims}:
+            claims.append(new)
+        return replace(self, claims=tuple(claims))
 
     def with_pin(self, new: Pin) -> Lock:
         """A copy with `new` replacing the pin of the same id, or appended."""
@@ -315,7 +341,7 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
 
     _check_keys(
         data,
-        ("version", "repos", "commits", "files", "mirrors", "excerpts"),
+        ("version", "repos", "commits", "files", "mirrors", "excerpts", "claims"),
         "top level",
         fail,
     )
@@ -382,6 +408,16 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         commits.append(proof)
     for found in files:
         _check_file_in_commit(found, commits, fail)
+    claims: list[Claim] = []
+    for i, table in enumerate(_table_list(data, "claims", fail)):
+        claim = _parse_claim(i, table, seen_ids, fail)
+        if any(c.id == claim.id for c in claims):
+            raise fail(
+                f"claims {claim.id}",
+                "the claim is approved twice",
+                "keep one [[claims]] entry an id (`itm claim approve` writes it)",
+            )
+        claims.append(claim)
     return Lock(
         path=path,
         repos=repos,
@@ -389,6 +425,7 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         pins=tuple(pins),
         files=tuple(files),
         commits=tuple(commits),
+        claims=tuple(claims),
         display=file,
     )
 
@@ -727,6 +764,28 @@ def _parse_carried_by(table: object, entry: str, fail) -> CarriedBy:
     )
 
 
+def _parse_claim(index: int, table: dict, excerpt_ids: set[str], fail) -> Claim:
+    named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
+    entry = f"claims {named}" if named else f"claims[{index}]"
+    _check_keys(table, _CLAIM_KEYS, entry, fail)
+    claim_id, excerpt, sha256 = (_string(table, key, entry, fail) for key in _CLAIM_KEYS)
+    if not CLAIM_ID.fullmatch(claim_id):
+        raise fail(
+            entry,
+            "a claim id is lowercase letters, digits, '.', '_', '-' or '/'",
+            'name it like "gpt2.attn.heads-joined"',
+        )
+    if excerpt not in excerpt_ids:
+        raise fail(
+            entry,
+            f"it is about excerpt {excerpt!r}, which the lock does not pin",
+            "delete the entry, or approve the claim about a pinned excerpt (`itm claim approve"
+            f" {claim_id} --excerpt ID`)",
+        )
+    _check_sha256(sha256, entry, fail, "the excerpt text the claim was approved against")
+    return Claim(id=claim_id, excerpt=excerpt, sha256=sha256)
+
+
 def parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
     """[[first, last], ...] checked: from line 1, each in order, ascending with gaps; `fail`
     makes the error (the lock's, naming its file, or `itm pin --lines`')."""
@@ -819,6 +878,10 @@ _HEADER = """\
 # carried_by (a mirror-window excerpt's): the package's releases that have its lines byte for
 # byte at the same numbers, as compared: every release from the first to the last of each
 # window, except those listed. Readers' cards say exactly this, and no more.
+#
+# claims: a sentence or paragraph of a page (`/// claim | ID`) or of the site's own registry,
+# approved as true of an excerpt whose text then had this sha256. When the text changes (`itm
+# bump`) the build stops, naming the claim, until `itm claim approve ID` approves it again.
 """
 
 
@@ -881,6 +944,10 @@ def dump_lock(lock: Lock) -> str:
         out.append(f"evidence = {_toml_str(pin.evidence)}\n")
         if pin.carried_by is not None:
             out.append(f"carried_by = {_carried_toml(pin.carried_by)}\n")
+    for claim in lock.claims:
+        out.append("\n[[claims]]\n")
+        for key in _CLAIM_KEYS:
+            out.append(f"{key} = {_toml_str(getattr(claim, key))}\n")
     return "".join(out)
 
 

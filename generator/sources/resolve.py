@@ -177,6 +177,7 @@ class Resolver:
             sha1_git=recorded.sha1_git if recorded else None,
             carried_by=pin.carried_by,
             copies=tuple(dict.fromkeys(m.spec for m in self.carriers(pin, ranges))),
+            claims=self.lock.claims_about(pin.id),
         )
 
     def remember(self, pin: Pin, text: str) -> None:
