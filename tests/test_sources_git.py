@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -251,7 +252,7 @@ def test_bump_reports_moved_and_changed_code(tmp_path: Path, upstream, capsys) -
     args = ["bump", REPO, new, "--git", str(directory), "--lock", str(path), "--offline"]
     assert main(args) == 1  # toy.area-body needs a hand re-pin
     report = capsys.readouterr().out
-    rows = [line.split() for line in report.splitlines() if line.startswith("  ")]
+    rows = [line.split() for line in report.splitlines() if re.match(r"  \w", line)]
     status = {row[1]: row[0] for row in rows}
     assert status == {
         "toy.helper": "unchanged",
@@ -271,7 +272,7 @@ def test_bump_write_updates_commit_lines_and_hashes(tmp_path: Path, upstream, ca
     new = make_upstream(directory, {PATH: TOY_V2})
     path = bump_lock(tmp_path, old, with_blocked=False)
     assert main(["bump", REPO, new, "--git", str(directory), "--lock", str(path), "--offline",
-                 "--write"]) == 0  # fmt: skip
+                 "--write", "--accept", "toy.area", "--pages", str(tmp_path)]) == 0  # fmt: skip
     lock = load_lock(path)
     assert lock.repos[REPO].commit == new
     for pin_id, first, last in [
@@ -296,7 +297,8 @@ def test_a_bump_from_a_clone_verifies_offline_without_it(tmp_path: Path, upstrea
     new = make_upstream(directory, {PATH: TOY_V2})
     path = bump_lock(tmp_path, old, with_blocked=False)
     cache = ["--lock", str(path), "--cache-dir", str(tmp_path / "c"), "--offline"]
-    assert main(["bump", REPO, new, "--git", str(directory), *cache, "--write"]) == 0
+    accept = ["--accept-changes", "--pages", str(tmp_path)]
+    assert main(["bump", REPO, new, "--git", str(directory), *cache, "--write", *accept]) == 0
     capsys.readouterr()
     assert main(["verify", *cache]) == 0
     out = capsys.readouterr().out

@@ -203,7 +203,8 @@ def test_pin_and_bump_read_whole_files_from_github(tmp_path: Path, monkeypatch, 
         entry = load_lock(path).pin("toy.tail")
         assert entry.ranges == (TAIL,) and entry.sha256 == sha256(lines_text(TOY_V1, TAIL))
         assert entry.evidence_level == "upstream" and "GitHub" in entry.evidence
-        assert main(["bump", REPO, new_commit, "--lock", str(path), "--write"]) == 0
+        bump = ["bump", REPO, new_commit, "--lock", str(path), "--write"]
+        assert main([*bump, "--pages", str(tmp_path)]) == 0  # a lock of no site: no pages
     assert "moved      toy.tail" in capsys.readouterr().out
     assert load_lock(path).pin("toy.tail").ranges == ((TAIL[0] + 1, TAIL[1] + 1),)
 

@@ -38,7 +38,7 @@ from mkdocs.exceptions import PluginError
 from generator.pinned_excerpts.excerpts import Render, load_excerpts
 
 NAME = "excerpt"  # the block's name: /// excerpt | ID
-OPTIONS = ("lines",)
+OPTIONS = ("lines", "stale")  # stale: `itm bump` could not carry the lines (sources.selections)
 PRIORITY = 29  # after normalize_whitespace (30), before fenced_code_block (25) and html_block (20)
 LAST = 5  # the page's HTML is checked after every postprocessor (raw_html 30, amp_substitute 20)
 
@@ -269,6 +269,13 @@ class PinnedExcerptsExtension(Extension):
                 f"no excerpt with this id in {self.lock_file or 'the lock'}",
                 f"use one of: {known}; or pin it (`itm pin {excerpt_id} --repo OWNER/REPO --path"
                 " PATH --lines A-B --git DIR`)",
+            )
+        if "stale" in options:
+            raise self.error(
+                excerpt_id,
+                f"`itm bump` left its lines stale: {options['stale']}",
+                f"read the excerpt as pinned now ({excerpt.label}, {excerpt.permalink}), write the"
+                " lines the prose around it describes in `lines:`, and delete the `stale:` option",
             )
         if options.get("lines") is not None:
             try:

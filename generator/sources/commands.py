@@ -8,14 +8,16 @@ package is installed.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from generator.checked_io import write_output
 from generator.errors import InputError
 from generator.settings import Settings
-from generator.sources.excerpt import cut, find_placement, fits, sha256_hex
+from generator.sources.excerpt import cut, find_placement, fits, sha256_hex, split_lines
 from generator.sources.locate import SiteLock, find_lock
 from generator.sources.lock import (
     CLAIM_ID,
@@ -29,6 +31,7 @@ from generator.sources.lock import (
     Range,
     Repo,
     check_commit,
+    display_path,
     empty_lock,
     format_ranges,
     load_lock,
@@ -36,6 +39,16 @@ from generator.sources.lock import (
     write_lock,
 )
 from generator.sources.resolve import GIT_DIRS_SETTING, SOURCES, FullFile, Resolver, check_clones
+from generator.sources.selections import (
+    Move,
+    carried,
+    line_map,
+    mark_stale,
+    page_files,
+    read_page,
+    rewrite,
+    selections,
+)
 from generator.sources.swh import ArchiveError, archived, core
 from generator.sources.symbols import SymbolError, symbol_range
 from generator.store import read_regular
@@ -95,7 +108,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(bump)
     bump.add_argument("repo", help='"OWNER/REPO"')
     bump.add_argument("commit", help="the new full 40-hex commit")
-    bump.add_argument("--write", action="store_true", help="write the new lock when all resolve")
+    bump.add_argument(
+        "--write",
+        action="store_true",
+        help="write the new lock (and carry the pages' lines) when all resolve and every changed"
+        " excerpt is accepted",
+    )
+    bump.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="take this excerpt's changed text (read its diff first; repeatable)",
+    )
+    bump.add_argument(
+        "--accept-changes", action="store_true", help="take every excerpt's changed text"
+    )
+    bump.add_argument(
+        "--pages",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="a folder of pages whose excerpt blocks' lines: follow the pins (default: the"
+        " site's docs_dir; repeatable)",
+    )
     bump.add_argument("--offline", action="store_true", help="do not try GitHub")
     bump.set_defaults(func=run_bump)
 
@@ -498,29 +535,34 @@ def run_bump(args: argparse.Namespace) -> int:
     resolver = _resolver(args, site, lock, args.repo, commits={repo.name: args.commit})
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
-    updated: list[Pin] = []
-    blocked: list[str] = []
+    changes: list[tuple[Pin, Change]] = []
     files: dict[str, FullFile] = {}  # path -> the whole file at the new commit
     for pin in pins:
         file = resolver.file_at(new_repo, pin.path, new_repo.commit, entry=pin.id)
         files[pin.path] = file
         change = bump_pin(pin, file, new_repo)
         print(f"  {change.status:<10} {pin.id:<32} {change.detail}")
-        if change.pin is None:
-            blocked.append(pin.id)
-        else:
-            updated.append(change.pin)
+        if change.status == "changed":
+            change.old_text = _show_diff(pin, change, file, resolver, new_repo)
+        changes.append((pin, change))
+    updated = [change.pin for _, change in changes if change.pin is not None]
+    # a changed text whose old text cannot be read has no diff and no way to carry pages' lines
+    blocked = [pin.id for pin, change in changes if change.pin is None or change.old_text is None]
+    unaccepted = _unaccepted(args, lock, changes)
+    pages, unsure = _carry_pages(args, site, changes, repo, new_repo)
     if blocked:
         print(
             f"{len(blocked)} excerpt(s) need a hand re-pin at {new_repo.short}:"
             f" {', '.join(blocked)}"
             f" (`itm pin ID --replace ...` after the bump, or anchor them to a symbol)"
         )
+    refused = blocked or unaccepted or unsure
     if not args.write:
         print(f"(report only: pass --write to update {lock.display})")
-        return 1 if blocked else 0
-    if blocked:
-        print("not written: every excerpt must re-resolve first")
+        return 1 if refused else 0
+    if refused:
+        print("not written: every excerpt must re-resolve, each changed one be accepted, and the"
+              " pages that select their lines be known")  # fmt: skip
         return 1
     # the repo's [[files]] ids were of the old commit: those of the files just read replace them;
     # its mirrors move to the new commit only where their lines are checked there
@@ -543,7 +585,7 @@ def run_bump(args: argparse.Namespace) -> int:
     for path, file in files.items():
         new_lock = new_lock.with_file(file_entry(new_repo, path, file, "itm bump"))
     new_lock = _record_proofs(resolver, new_lock, {repo.name})
-    write_lock(new_lock)
+    _write_with_pages(new_lock, pages)
     print(f"wrote {lock.display}")
     # as `itm pin` does: each excerpt's text, cut from the whole file read from git or GitHub at
     # the new commit and checked, kept where the next build or `itm verify` looks first
@@ -554,6 +596,127 @@ def run_bump(args: argparse.Namespace) -> int:
         if file.read_at_pin and sha256_hex(text) == pin.sha256:
             cache.remember(pin, text)
     return 0
+
+
+def _show_diff(
+    pin: Pin, change: Change, file: FullFile, resolver: Resolver, new_repo: Repo
+) -> str | None:
+    """Print the unified diff of an excerpt whose text changed, from its text at the old commit
+    (read and checked against the lock) to the new; returns the old text, None if unreadable."""
+    old_commit = resolver.lock.repos[pin.repo].short
+    try:
+        old_text = resolver.resolve(pin).text
+    except InputError as error:
+        print(f"    (its text at {old_commit} cannot be read to show the change: {error.problem})")
+        return None
+    new_ranges = change.pin.ranges if change.pin is not None else pin.ranges
+    new_text = "".join(cut(file.lines, new_ranges)) if fits(file.lines, new_ranges) else ""
+    filename = pin.path.rsplit("/", 1)[-1]
+    diff = difflib.unified_diff(
+        [line + "\n" for line in split_lines(old_text)],
+        [line + "\n" for line in split_lines(new_text)],
+        fromfile=f"{pin.id} at {old_commit} ({filename} {format_ranges(pin.ranges)})",
+        tofile=f"{pin.id} at {new_repo.short} ({filename} {format_ranges(new_ranges)})",
+    )
+    print("".join("    " + line for line in diff), end="")
+    return old_text
+
+
+def _unaccepted(
+    args: argparse.Namespace, lock: Lock, changes: list[tuple[Pin, Change]]
+) -> list[str]:
+    """The excerpts whose text changed that no --accept / --accept-changes took (each named);
+    the claims about the accepted ones, which must be approved again, are listed."""
+    changed = [pin.id for pin, change in changes if change.status == "changed" and change.pin]
+    stray = sorted(set(args.accept) - set(changed))
+    if stray:
+        raise InputError(
+            f"--accept {stray[0]}: no excerpt of this bump changed text under that id",
+            file=lock.display,
+            entry="--accept",
+            fix=f"accept only excerpts whose text changed ({', '.join(changed) or 'none did'})",
+        )
+    unaccepted = [i for i in changed if not (args.accept_changes or i in args.accept)]
+    for claim in (c for c in lock.claims if c.excerpt in changed):
+        print(
+            f"  claim      {claim.id:<32} about {claim.excerpt}, whose text changes: read the new"
+            f" lines, then `itm claim approve {claim.id}` (builds stop on it until then)"
+        )
+    if unaccepted:
+        print(
+            f"{len(unaccepted)} excerpt(s) changed text: {', '.join(unaccepted)}. Read the diffs"
+            " above and the prose that quotes them, then accept each with --accept ID (or all"
+            " with --accept-changes)"
+        )
+    return unaccepted
+
+
+def _carry_pages(
+    args: argparse.Namespace,
+    site: SiteLock,
+    changes: list[tuple[Pin, Change]],
+    repo: Repo,
+    new_repo: Repo,
+) -> tuple[dict[Path, list[str]], bool]:
+    """Every page's `lines:` of an excerpt whose lines move or change, carried to the numbers
+    the same code has at the new commit, or marked stale where it changed (selections.py):
+    (page -> its new lines, whether some pages could not be checked)."""
+    moves = {
+        pin.id: Move(pin.ranges, change.old_text, change.pin.ranges, change.new_text)
+        for pin, change in changes
+        if change.pin is not None and change.old_text is not None and change.status != "unchanged"
+    }
+    if not moves:
+        return {}, False
+    folders = list(args.pages) or ([site.docs] if site.in_site and site.docs else [])
+    if not folders:
+        print(
+            f"pages not checked: {', '.join(moves)} move or change, and no site says which pages"
+            " quote their lines; pass --pages DIR (the folder of the pages that use this lock)"
+        )
+        return {}, True
+    pages: dict[Path, list[str]] = {}
+    for path in page_files(folders):
+        display = display_path(path, site.root if site.in_site else None)
+        lines = read_page(path, display)
+        found = selections(lines, moves, display)
+        for selection in reversed(found):  # bottom up: a stale mark adds a line
+            move = moves[selection.excerpt]
+            new = carried(selection.ranges, line_map(move))
+            old = format_ranges(selection.ranges, dash="-")
+            if new is not None:
+                rewrite(lines, selection, new)
+                print(f"  page       {display}: {selection.excerpt} lines {old} ->"
+                      f" {format_ranges(new, dash='-')}")  # fmt: skip
+            else:
+                note = (
+                    f"lines {old} were chosen at {repo.short}; at {new_repo.short} `itm bump`"
+                    " found them changed: choose the lines again, then delete this option"
+                )
+                mark_stale(lines, selection, note)
+                print(f"  page       {display}: {selection.excerpt} lines {old} changed: marked"
+                      " stale (the build stops on it until they are chosen again)")  # fmt: skip
+        if found:
+            pages[path] = lines
+    return pages, False
+
+
+def _write_with_pages(lock: Lock, pages: dict[Path, list[str]]) -> None:
+    """The pages with their carried lines, then the lock; a page already rewritten goes back as
+    it was if a later write fails, so pages and lock never disagree."""
+    written: list[tuple[Path, bytes]] = []
+    try:
+        for path, lines in pages.items():
+            before = read_regular(path, max_bytes=MAX_TEXT_BYTES)
+            write_output(path, "\n".join(lines).encode("utf-8"))
+            written.append((path, before))
+        write_lock(lock)
+    except BaseException:
+        for path, before in written:
+            write_output(path, before)
+        raise
+    for path, _ in written:
+        print(f"wrote {display_path(path)}")
 
 
 def rebind_mirror(
@@ -595,10 +758,14 @@ def rebind_mirror(
 class Change:
     """What a bump found for one excerpt; `pin` is the re-pinned entry, None if it needs a hand."""
 
-    def __init__(self, status: str, detail: str, pin: Pin | None) -> None:
+    def __init__(self, status: str, detail: str, pin: Pin | None, new_text: str = "") -> None:
         self.status = status  # unchanged | moved | changed | lost
         self.detail = detail
         self.pin = pin
+        self.new_text = new_text  # the re-pinned lines' text at the new commit
+        # the text at the old commit: the new one's when only its place moved, else read to
+        # show the change (None: it could not be read)
+        self.old_text: str | None = new_text if status in ("unchanged", "moved") else None
 
 
 def bump_pin(pin: Pin, file: FullFile, new_repo: Repo) -> Change:
@@ -624,26 +791,33 @@ def bump_pin(pin: Pin, file: FullFile, new_repo: Repo) -> Change:
             return Change("lost", f"symbol {pin.symbol!r}: {error}", None)
         new = repinned(ranges)
         now = format_ranges(ranges)
+        text = "".join(cut(file.lines, ranges))
         if new.sha256 == pin.sha256:
             if ranges == pin.ranges:
-                return Change("unchanged", f"{filename} {now}", new)
-            return Change("moved", f"{filename} {old} -> {now} (same text)", new)
+                return Change("unchanged", f"{filename} {now}", new, text)
+            return Change("moved", f"{filename} {old} -> {now} (same text)", new, text)
         return Change(
             "changed",
             f"{filename} {old} -> {now} (text differs: {pin.sha256[:12]}… -> {new.sha256[:12]}…)",
             new,
+            text,
         )
 
     # Line-anchored: the same text at the same lines, or moved as a whole; else a hand re-pin.
     if fits(file.lines, pin.ranges) and sha256_hex("".join(cut(file.lines, pin.ranges))) == (
         pin.sha256
     ):
-        return Change("unchanged", f"{filename} {old}", repinned(pin.ranges))
+        text = "".join(cut(file.lines, pin.ranges))
+        return Change("unchanged", f"{filename} {old}", repinned(pin.ranges), text)
     shift = find_placement(file.lines, pin.ranges, pin.sha256)
     if shift is not None:
         ranges = tuple((a + shift, b + shift) for a, b in pin.ranges)
+        text = "".join(cut(file.lines, ranges))
         return Change(
-            "moved", f"{filename} {old} -> {format_ranges(ranges)} (same text)", repinned(ranges)
+            "moved",
+            f"{filename} {old} -> {format_ranges(ranges)} (same text)",
+            repinned(ranges),
+            text,
         )
     return Change(
         "changed",

@@ -30,6 +30,9 @@ class SiteLock:
     root: Path  # the site's folder: settings' relative paths start here
     options: dict[str, Any] = field(default_factory=dict)  # the site plugin's options
     in_site: bool = True  # False: a --lock of no site (root is its folder; messages name it whole)
+    docs: Path | None = (
+        None  # the site's docs_dir: the pages `itm bump` keeps in step with the lock
+    )
 
 
 def find_config(start: Path) -> Path | None:
@@ -64,13 +67,14 @@ def site_lock(config_file: Path) -> SiteLock:
         ) from None
     finally:
         quiet.setLevel(level)
+    docs = Path(config.docs_dir)
     for plugin in config.plugins.values():
         if isinstance(plugin, PinnedExcerptsPlugin):
             options = dict(plugin.config)
-            return SiteLock(lock_path(root, options["lock"]), root, options)
+            return SiteLock(lock_path(root, options["lock"]), root, options, docs=docs)
     for plugin in config.plugins.values():
         if isinstance(plugin, ItmPlugin):
-            return SiteLock(root / SITE_LOCK, root, dict(plugin.config))
+            return SiteLock(root / SITE_LOCK, root, dict(plugin.config), docs=docs)
     raise InputError(
         "the site enables no plugin that uses a lock of pinned excerpts",
         file=str(config_file),
