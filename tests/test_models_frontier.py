@@ -108,3 +108,49 @@ def test_a_decoding_step_equals_the_flop_counter(cfg) -> None:
         with FlopCounterMode(display=False) as counter:
             model(torch.as_tensor(ids[-1:])[None, :], cache=cache, use_cache=True)
     assert counter.get_total_flops() == accounting.decode_flops(cfg, t, cached=True)
+
+
+@pytest.mark.parametrize(
+    ("family", "change", "field", "words"),
+    [
+        ("mixtral", {"top_k": 9}, "experts.top_k", "top_k 9 is more than the 8 experts"),
+        ("deepseek-v3", {"top_k": 200}, "experts.top_k", "(4 of 8 groups)"),
+        ("deepseek-v3", {"n_group": 7}, "experts.n_group", "256 experts in 7 groups"),
+        ("deepseek-v3", {"first_dense": 62}, "experts.first_dense", "more than n_layer 61"),
+    ],
+)
+def test_an_inconsistent_expert_spec_is_refused(family, change, field, words) -> None:
+    from generator.errors import InputError
+
+    cfg = next(iter(FAMILIES[family].sizes.values()))
+    with pytest.raises(InputError) as caught:
+        dataclasses.replace(cfg, experts=dataclasses.replace(cfg.experts, **change))
+    assert caught.value.entry == f"{cfg.name}.{field}" and words in caught.value.problem
+    assert caught.value.fix
+
+
+def test_a_latent_rank_of_zero_and_a_window_list_of_the_wrong_length_are_refused() -> None:
+    from generator.errors import InputError
+
+    deepseek = FAMILIES["deepseek-v3"].sizes["deepseek-v3"]
+    with pytest.raises(InputError, match="kv_rank is 0") as caught:
+        dataclasses.replace(deepseek, latent=dataclasses.replace(deepseek.latent, kv_rank=0))
+    assert caught.value.entry == "deepseek-v3.latent.kv_rank"
+    oss = FAMILIES["gpt-oss"].sizes["gpt-oss-120b"]
+    with pytest.raises(InputError, match="lists 35 layers") as caught:
+        dataclasses.replace(oss, layer_types=oss.layer_types[:-1])
+    assert caught.value.entry == "gpt-oss-120b.layer_types"
+
+
+def test_weights_missing_an_expert_or_carrying_an_extra_are_refused() -> None:
+    from generator.errors import InputError
+
+    cfg = TINY[3]  # a Mixtral spec
+    weights = random_weights(cfg, seed=1)
+    name = "model.layers.0.mlp.experts.gate_up_proj"
+    for experts in (cfg.experts.n_experts - 1, cfg.experts.n_experts + 1):
+        changed = {**weights, name: np.zeros((experts, *weights[name].shape[1:]))}
+        with pytest.raises(InputError) as caught:
+            forward(changed, cfg, np.array([1, 2]))
+        assert caught.value.entry == name
+        assert f"expected [{cfg.experts.n_experts}" in caught.value.problem
