@@ -1,4 +1,9 @@
-"""Command line: `itm <command>`. Each module that owns a command registers it here."""
+"""Command line: `itm <command>`. Each module that owns a command registers it here.
+
+A light install (`pip install inside-the-model`: MkDocs and pymdown-extensions, for the pinned
+excerpts) lacks the GPT-2 site's packages (numpy, matplotlib, ...): the commands that need them
+are still listed, and asking for one says which extra to install, never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,16 @@ import argparse
 import sys
 from collections.abc import Callable
 
-# Modules that add subcommands; each exposes `register(subparsers) -> None`
-# and sets `func=` on its parser via `set_defaults`.
-COMMAND_MODULES = (
-    "generator.accounting_cli",
-    "generator.sources.commands",
-    "generator.forward.commands",
-    "generator.expand",
-)
+from generator.errors import InputError, install_hint, lacking, missing_package
+
+# Modules that add subcommands, and the commands each adds (tests/test_cli.py checks the two
+# agree): each exposes `register(subparsers) -> None` and sets `func=` via `set_defaults`.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "generator.accounting_cli": ("numbers",),
+    "generator.sources.commands": ("verify", "pin", "bump"),
+    "generator.forward.commands": ("forward", "train-standin", "check-heads"),
+    "generator.expand": ("expand",),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,9 +28,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="itm", description="Inside the Model: generator tools.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for name, commands in COMMAND_MODULES.items():
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            package = missing_package(error)
+            if package is None:
+                raise
+            for command in commands:
+                _needs_extra(subparsers, command, package)
+            continue
+        module.register(subparsers)
     return parser
+
+
+def _needs_extra(subparsers: argparse._SubParsersAction, command: str, package: str) -> None:
+    """A stand-in for a command whose module cannot be imported here: it says what to install."""
+    stand_in = subparsers.add_parser(  # every argument kept, none read: "\0" starts no option
+        command, help=f"(needs: {install_hint(package)})", prefix_chars="\0", add_help=False
+    )
+    stand_in.add_argument("args", nargs="*")
+
+    def refuse(args: argparse.Namespace) -> int:
+        raise lacking(package, f"itm {command}")
+
+    stand_in.set_defaults(func=refuse)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    from generator.errors import InputError
 
+    args = None
     try:  # building the parser imports the commands, and with them the model sizes
         args = build_parser().parse_args(argv)
         func: Callable[[argparse.Namespace], int] = args.func
@@ -50,9 +79,14 @@ def _run(argv: list[str]) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except InputError as error:  # a clear one-line error for known failures
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except Exception as error:  # a clear one-line error for known failures
+        package = missing_package(error)
+        if package is not None:  # a package the command imports as it runs
+            error = lacking(package, f"itm {getattr(args, 'command', None) or 'COMMAND'}")
+        if isinstance(error, InputError):
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        raise  # a bug: generator.last_resort makes it one line
 
 
 if __name__ == "__main__":

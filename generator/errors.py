@@ -26,3 +26,34 @@ class InputError(Exception):
         )
         text = f"{where}: {self.problem}" if where else self.problem
         return f"{text}\n  fix: {self.fix}" if self.fix else text
+
+
+# A light install (`pip install inside-the-model`: the pinned excerpts, with MkDocs and
+# pymdown-extensions) lacks the GPT-2 site's packages. The extra that brings a package, by its
+# import name; any other comes with "site".
+DISTRIBUTION = "inside-the-model"
+EXTRA_OF = {"torch": "train"}
+
+
+def install_hint(package: str) -> str:
+    """ "pip install 'inside-the-model[site]'": what brings `package` (an import name)."""
+    return f"pip install '{DISTRIBUTION}[{EXTRA_OF.get(package, 'site')}]'"
+
+
+def missing_package(error: BaseException) -> str | None:
+    """The top-level name of the package a ModuleNotFoundError says this install lacks (None for
+    any other error, and for a module of the generator's own)."""
+    if not isinstance(error, ModuleNotFoundError):
+        return None
+    top = (error.name or "").split(".")[0]
+    return top if top and top != "generator" else None
+
+
+def lacking(package: str, entry: str) -> InputError:
+    """The error for `entry` (a command, a plugin) that needs a package this install lacks."""
+    return InputError(
+        f"needs {package}, which this install lacks (it comes with the"
+        f" {EXTRA_OF.get(package, 'site')} extra)",
+        entry=entry,
+        fix=install_hint(package),
+    )

@@ -176,3 +176,54 @@ def test_the_first_pin_creates_the_sites_lock(tmp_path: Path, monkeypatch) -> No
     lock = load_lock(site.lock)
     assert [p.id for p in lock.pins] == ["toy.tail"]
     assert lock.file_id(REPO, PATH).sha1_git == site.blob
+
+
+def test_the_lock_is_found_when_the_sites_theme_is_not_installed(tmp_path, monkeypatch, capsys):
+    """`itm verify` loaded the whole site with MkDocs, which refused a theme this install lacks
+    ("Unrecognised theme name: 'material'"): a light install, or a Zensical site (whose theme is
+    Zensical's own), could not verify its lock."""
+    site = make_toy_site(tmp_path)
+    config = site.root / "mkdocs.yml"
+    config.write_text(
+        config.read_text().replace("theme: mkdocs", "theme:\n  name: not-installed-here")
+    )
+    monkeypatch.chdir(site.root)
+    assert main(["verify", "--offline"]) == 0
+    assert "2 of 2 excerpts verified against excerpts.lock.toml" in capsys.readouterr().out
+
+
+def test_the_markdown_extensions_lock_is_found(tmp_path, monkeypatch, capsys) -> None:
+    """A site that lists only the Markdown extension (the route Zensical follows) names its lock
+    there, with the same options as the plugin."""
+    site = make_toy_site(tmp_path)
+    (site.root / "pins").mkdir()
+    shutil.move(site.lock, site.root / "pins" / "my.lock.toml")
+    (site.root / "mkdocs.yml").write_text(
+        "site_name: Toy\nmarkdown_extensions:\n  - pinned_excerpts:\n"
+        f"      lock: pins/my.lock.toml\n      git_dirs:\n        {REPO}: {site.upstream}\n"
+    )
+    monkeypatch.chdir(site.root)
+    assert main(["verify", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "verified against pins/my.lock.toml" in out and f"from git:{site.upstream}" in out
+
+
+def test_a_plugin_and_an_extension_naming_two_locks_are_refused(tmp_path, monkeypatch, capsys):
+    site = make_toy_site(tmp_path)
+    config = site.root / "mkdocs.yml"
+    config.write_text(
+        config.read_text() + "markdown_extensions:\n  - pinned_excerpts:\n      lock: other.toml\n"
+    )
+    monkeypatch.chdir(site.root)
+    assert main(["verify", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "name different locks (excerpts.lock.toml, other.toml)" in err, err
+    assert "fix: give both the same `lock`" in err
+
+
+def test_a_bad_plugin_option_is_named(tmp_path, monkeypatch, capsys) -> None:
+    site = make_toy_site(tmp_path, plugin="      offline: sometimes\n")
+    monkeypatch.chdir(site.root)
+    assert main(["verify"]) == 2
+    err = capsys.readouterr().err
+    assert "mkdocs.yml, entry 'plugins': option 'offline'" in err and "fix:" in err, err

@@ -18,6 +18,12 @@ Render = Callable[[Any, str], Any]  # (verified excerpt, fence prefix) -> render
 log = logging.getLogger("mkdocs.plugins.pinned_excerpts")
 
 DEFAULT_LOCK = "excerpts.lock.toml"  # beside mkdocs.yml
+# How mkdocs.yml (or Zensical's config) names the Markdown extension: its entry point, its module
+EXTENSION_NAMES = (
+    "pinned_excerpts",
+    "generator.pinned_excerpts.markdown",
+    "generator.pinned_excerpts.markdown:PinnedExcerptsExtension",
+)
 OVERRIDES = "pinned_excerpts"  # a site's templates: <theme custom_dir>/pinned_excerpts/<name>
 
 

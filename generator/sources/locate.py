@@ -1,25 +1,28 @@
 """Which lock an `itm` command works on: `--lock PATH`, else the lock of the site it runs in.
 
-The site is the folder of the nearest mkdocs.yml (this folder, or the closest one above), loaded
-the way MkDocs loads it (INHERIT, !ENV, each plugin's defaults). Its plugins say where the lock
+The site is the folder of the nearest mkdocs.yml (this folder, or the closest one above), read
+the way MkDocs reads it (INHERIT, !ENV, each plugin's defaults). Its plugins say where the lock
 is and give the command the build's settings (cache_dir, offline, git_dirs, ...), so `itm
 verify` reads and fills the same cache as the build:
 
-    pinned-excerpts                 its `lock` option (default excerpts.lock.toml beside mkdocs.yml)
+    pinned-excerpts (plugin)        its `lock` option (default excerpts.lock.toml beside mkdocs.yml)
+    pinned_excerpts (extension)     the same option, under markdown_extensions (Zensical's route)
     inside-the-model (alias itm)    sources/lock.toml
 """
 
 from __future__ import annotations
 
-import logging
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
+from generator.sources.lock import display_path
 
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
 SITE_LOCK = "sources/lock.toml"  # Inside the Model's own (generator/inputs.py: LOCK_FILE)
+MAX_CONFIG_BYTES = 1 << 20  # a mkdocs.yml is a page of settings
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,7 @@ class SiteLock:
     root: Path  # the site's folder: settings' relative paths start here
     options: dict[str, Any] = field(default_factory=dict)  # the site plugin's options
     in_site: bool = True  # False: a --lock of no site (root is its folder; messages name it whole)
-    docs: Path | None = (
-        None  # the site's docs_dir: the pages `itm bump` keeps in step with the lock
-    )
+    docs: Path | None = None  # the site's docs_dir: the pages `itm bump` keeps in step with it
 
 
 def find_config(start: Path) -> Path | None:
@@ -45,41 +46,110 @@ def find_config(start: Path) -> Path | None:
 
 
 def site_lock(config_file: Path) -> SiteLock:
-    """The lock a site's mkdocs.yml names through its plugins; InputError when none does."""
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import Abort, ConfigurationError
+    """The lock a site's mkdocs.yml names through its plugins or its Markdown extensions;
+    InputError when none does.
 
-    from generator.pinned_excerpts.excerpts import lock_path
-    from generator.pinned_excerpts.plugin import PinnedExcerptsPlugin
-    from generator.plugin import ItmPlugin
+    The file is read with MkDocs' own YAML loader (INHERIT, !ENV) and each entry's options are
+    checked by its plugin's config class (defaults, types), but the rest of the site is not
+    loaded: its theme and other plugins need not be installed (a Zensical site's theme is
+    Zensical's own, and `itm verify` still finds its lock)."""
+    from generator.pinned_excerpts.excerpts import EXTENSION_NAMES, lock_path
+    from generator.pinned_excerpts.plugin import PinnedExcerptsConfig
+    from generator.plugin import ItmConfig
 
     root = config_file.resolve().parent
-    quiet = logging.getLogger("mkdocs")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # MkDocs' own notes on the config are the build's business
-    try:
-        config = load_config(str(config_file))
-    except (Abort, ConfigurationError, OSError) as error:
+    data = _read_config(config_file)
+    docs = root / str(data.get("docs_dir") or "docs")  # the pages `itm bump` keeps in step
+    plugins = _entries(data.get("plugins"))
+    extensions = _entries(data.get("markdown_extensions"))
+    found: list[SiteLock] = []
+    if "pinned-excerpts" in plugins:
+        options = _options(PinnedExcerptsConfig, plugins["pinned-excerpts"], config_file)
+        found.append(SiteLock(lock_path(root, options["lock"]), root, options, docs=docs))
+    for name in EXTENSION_NAMES:
+        if name in extensions:
+            options = _options(PinnedExcerptsConfig, extensions[name], config_file, name)
+            found.append(SiteLock(lock_path(root, options["lock"]), root, options, docs=docs))
+    if len({site.path for site in found}) > 1:
         raise InputError(
-            f"MkDocs cannot load it: {error}",
+            "the pinned-excerpts plugin and its Markdown extension name different locks"
+            f" ({', '.join(display_path(site.path, root) for site in found)}): MkDocs would"
+            " quote one and Zensical the other",
+            file=str(config_file),
+            fix="give both the same `lock`, or leave it out of one (the default is the same)",
+        )
+    if found:
+        return found[0]
+    for name in ("inside-the-model", "itm"):
+        if name in plugins:
+            options = _options(ItmConfig, plugins[name], config_file)
+            return SiteLock(root / SITE_LOCK, root, options, docs=docs)
+    raise InputError(
+        "the site enables no plugin or Markdown extension that uses a lock of pinned excerpts",
+        file=str(config_file),
+        fix="add `- pinned_excerpts` under `markdown_extensions:` (or `- pinned-excerpts` under"
+        " `plugins:`) in mkdocs.yml, or pass --lock PATH",
+    )
+
+
+def _read_config(config_file: Path) -> dict[str, Any]:
+    """mkdocs.yml as MkDocs reads it (INHERIT followed, !ENV resolved); a regular file of at most
+    MAX_CONFIG_BYTES. InputError when it cannot be read."""
+    from mkdocs.exceptions import ConfigurationError
+    from mkdocs.utils.yaml import yaml_load
+
+    from generator.store import read_regular
+
+    def refuse(problem: object) -> InputError:
+        return InputError(
+            f"MkDocs cannot load it: {problem}",
             file=str(config_file),
             fix="fix mkdocs.yml (run `mkdocs build` to see its errors), or pass --lock PATH",
-        ) from None
-    finally:
-        quiet.setLevel(level)
-    docs = Path(config.docs_dir)
-    for plugin in config.plugins.values():
-        if isinstance(plugin, PinnedExcerptsPlugin):
-            options = dict(plugin.config)
-            return SiteLock(lock_path(root, options["lock"]), root, options, docs=docs)
-    for plugin in config.plugins.values():
-        if isinstance(plugin, ItmPlugin):
-            return SiteLock(root / SITE_LOCK, root, dict(plugin.config), docs=docs)
-    raise InputError(
-        "the site enables no plugin that uses a lock of pinned excerpts",
-        file=str(config_file),
-        fix="add `- pinned-excerpts` under `plugins:` in mkdocs.yml, or pass --lock PATH",
-    )
+        )
+
+    try:
+        source = io.BytesIO(read_regular(config_file, max_bytes=MAX_CONFIG_BYTES))
+        source.name = str(config_file)  # where INHERIT's relative path starts
+        data = yaml_load(source)
+    except (ConfigurationError, OSError, UnicodeDecodeError) as error:
+        raise refuse(getattr(error, "strerror", None) or error) from None
+    except RecursionError:  # an INHERIT chain that comes back, or YAML nested thousands deep
+        raise refuse("its INHERIT chain or its nesting never ends") from None
+    if not isinstance(data, dict):
+        raise refuse("it is not a mapping of settings")
+    return data
+
+
+def _entries(value: object) -> dict[str, Any]:
+    """A `plugins:` or `markdown_extensions:` setting (a list of names and one-key mappings, or a
+    mapping) as name -> options (None when the entry has none)."""
+    if isinstance(value, dict):
+        return {str(name): options for name, options in value.items()}
+    entries: dict[str, Any] = {}
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, str):
+            entries[item] = None
+        elif isinstance(item, dict) and len(item) == 1:
+            name, options = next(iter(item.items()))
+            entries[str(name)] = options
+    return entries
+
+
+def _options(schema: type[Any], given: object, config_file: Path, name: str = "") -> dict[str, Any]:
+    """One plugin's (or the extension's) options, with defaults, checked by its config class as
+    MkDocs checks them; InputError naming the option otherwise."""
+    config = schema()
+    config.load_dict(given if isinstance(given, dict) else {})
+    errors, _warnings = config.validate()
+    if errors:
+        option, error = errors[0]
+        raise InputError(
+            f"option {option!r}: {error}",
+            file=str(config_file),
+            entry=name or "plugins",
+            fix="correct the option in mkdocs.yml (`mkdocs build` shows the same error)",
+        )
+    return dict(config)
 
 
 def find_lock(given: Path | None, cwd: Path) -> SiteLock:
