@@ -53,7 +53,7 @@ def github_only(tmp_path: Path, base: str, **options) -> tuple[Resolver, object]
     resolver = Resolver(
         lock,
         cache_dir=tmp_path / "cache",
-        sources=("github",),
+        sources=("forge",),
         github_base=base,
         net=options.pop("net", FAST),
         **options,

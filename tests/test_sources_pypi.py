@@ -505,7 +505,7 @@ def test_no_prefetch_when_a_clone_or_github_will_answer(tmp_path: Path) -> None:
             lock,
             f"{server.url}/simple",
             FAST,
-            sources=("cache", "github", "pypi"),
+            sources=("cache", "forge", "pypi"),
             github_base=f"{server.url}/raw",
         )
         resolver.prefetch_archives()

@@ -82,7 +82,7 @@ class ComponentMacros(PageContext):
             call = blocks.CallSite(
                 learned=c.learned,
                 code=code_render.visible(line_text.strip(" \t\n")),
-                permalink=ex.permalink,
+                permalink=ex.link,
                 filename=ex.filename,
                 line=line_no,
             )

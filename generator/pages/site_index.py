@@ -397,7 +397,7 @@ def sources_entry(
         anchor=excerpt_anchor(ex.id),
         path=blocks.Markup(literal(ex.path)),
         lines=code_render.span_label(ex),
-        permalink=ex.permalink,
+        permalink=ex.link,
         license=blocks.Markup(literal(ex.repo.license)),
         account=account,
         sha256=ex.sha256,

@@ -62,7 +62,8 @@ class ExcerptCard(Block):
     repo: str  # "openai/gpt-2"
     path: str  # "src/model.py"
     lines: str  # "lines 69–112" (the span shown; omissions are marked inside)
-    permalink: str
+    permalink: str | None  # the forge's page of the lines; None: the repository has no web view
+    url: str  # the repository's address (its Software Heritage origin)
     commit: str  # 40 hex digits
     short: str  # the commit abbreviated
     license: str

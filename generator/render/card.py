@@ -37,6 +37,7 @@ def excerpt_card(excerpt) -> ExcerptCard:
         path=excerpt.path,
         lines=span_label(excerpt),
         permalink=excerpt.permalink,
+        url=repo.url,
         commit=repo.commit,
         short=repo.short,
         license=repo.license,

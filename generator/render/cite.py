@@ -19,20 +19,20 @@ ARCHIVE = "Software Heritage"
 
 def citation_key(ex) -> str:
     """ "gpt-2-9b63575-gpt2-attn": repository, commit (7 hex) and excerpt id."""
-    name = ex.repo.name.split("/")[1]
+    name = ex.repo.name.split("/")[-1]
     return f"{name}-{ex.repo.short[:7]}-{ex.id}".replace(".", "-")
 
 
 def csl_item(ex) -> dict:
     """One CSL-JSON item (type "software") for the excerpt's lines at the pinned commit."""
-    owner = ex.repo.name.split("/")[0]
+    owner = ex.repo.name.rsplit("/", 1)[0]
     item: dict = {
         "id": citation_key(ex),
         "type": "software",
         "author": [{"literal": owner}],
         "title": f"{ex.repo.name}: {ex.path}, {span_label(ex)}",
         "version": ex.repo.commit,
-        "URL": ex.permalink,
+        "URL": ex.link,
         "note": f"excerpt sha256 {ex.sha256}",
     }
     if ex.swhid:
@@ -44,11 +44,11 @@ def csl_item(ex) -> dict:
 def citation(ex) -> Citation:
     """Plain-text, BibTeX and CSL-JSON citations of one pinned excerpt."""
     lines = span_label(ex)
-    owner = ex.repo.name.split("/")[0]
+    owner = ex.repo.name.rsplit("/", 1)[0]
     swhid = ex.swhid
     plain = (
         f"{ex.repo.name}, {ex.path}, {lines}, at commit {ex.repo.commit}. "
-        f"{ex.permalink} (excerpt sha256 {ex.sha256[:16]}…)"
+        f"{ex.link} (excerpt sha256 {ex.sha256[:16]}…)"
     )
     if swhid:
         plain += f" {swhid}"
@@ -56,7 +56,7 @@ def citation(ex) -> Citation:
         f"@misc{{{citation_key(ex)},",
         f"  author = {{{owner}}},",
         f"  title = {{{{{ex.repo.name}}}: {ex.path}, {lines}}},",
-        f"  howpublished = {{\\url{{{ex.permalink}}}}},",
+        f"  howpublished = {{\\url{{{ex.link}}}}},",
         f"  note = {{Commit {ex.repo.commit}; excerpt sha256 {ex.sha256}}},",
     ]
     if swhid:

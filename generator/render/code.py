@@ -34,7 +34,7 @@ class ExcerptLike(Protocol):  # generator.sources.Excerpt
     @property
     def label(self) -> str: ...
     @property
-    def permalink(self) -> str: ...
+    def link(self) -> str: ...  # the permalink, or the repository's address (no web view)
 
 
 # Characters that would break a line, vanish, reorder text or be rewritten as spaces (a tab):
@@ -226,7 +226,7 @@ def code_tab(excerpt: ExcerptLike, *, sources: str | None, prefix: str = "code")
     level = getattr(excerpt, "evidence_level", "")
     return CodeTab(
         label=Markup(literal(excerpt.label)),
-        permalink=excerpt.permalink,
+        permalink=excerpt.link,
         repo=Markup(literal(excerpt.repo.name)),
         path=Markup(literal(excerpt.path)),
         license=Markup(literal(excerpt.repo.license)),
@@ -263,7 +263,7 @@ def evidence_card(excerpt, claim: str, *, sources_url: str | None = None) -> Evi
         owner=repo.name.split("/")[0],
         repo=repo.name,
         path=excerpt.path,
-        permalink=excerpt.permalink,
+        permalink=excerpt.link,
         commit=repo.commit,
         short=repo.short,
         lines=span_label(excerpt),

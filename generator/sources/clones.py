@@ -41,11 +41,13 @@ def _kind(mode: int) -> str:
     return "not a folder"
 
 
-def check_clone(directory: Path, *, repo: str, commit: str | None, option: str) -> None:
+def check_clone(
+    directory: Path, *, repo: str, commit: str | None, option: str, url: str | None = None
+) -> None:
     """InputError (naming `option`, e.g. "--git", the path and the fix) unless `directory` is a
     folder in a git repository that holds `commit` (when given). Nothing is opened, so a FIFO
-    cannot block."""
-    url = f"https://github.com/{repo}"
+    cannot block. `url`: where the repository is cloned from (default GitHub's)."""
+    url = url or f"https://github.com/{repo}"
     clone = f"point {option.split()[0]} at a clone of {repo}: git clone {url}"
 
     def fail(problem: str, fix: str = clone) -> InputError:

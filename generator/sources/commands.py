@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +17,14 @@ from generator.checked_io import write_output
 from generator.errors import InputError
 from generator.settings import Settings
 from generator.sources.excerpt import cut, find_placement, fits, sha256_hex, split_lines
+from generator.sources.forges import (
+    FORGES,
+    WEB_FORGES,
+    ForgeError,
+    check_repo,
+    described,
+    valid_name,
+)
 from generator.sources.locate import SiteLock, find_lock
 from generator.sources.lock import (
     CLAIM_ID,
@@ -64,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--online",
         action="store_true",
-        help="check every excerpt against GitHub at its commit, and ask Software Heritage"
+        help="check every excerpt against its forge (GitHub, GitLab, Gitea) at its commit, and ask"
+        " Software Heritage"
         " whether it has archived each whole file",
     )
     verify.add_argument("--id", action="append", default=[], help="only this excerpt (repeatable)")
@@ -95,6 +103,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     pin.add_argument("--commit", help="for a repo new to the lock: its full commit")
     pin.add_argument("--license", help="for a repo new to the lock: its license")
+    pin.add_argument(
+        "--url",
+        help="for a repo new to the lock: its address, a forge's page (https://gitlab.com/O/R,"
+        " https://codeberg.org/O/R) or any git URL (default https://github.com/REPO)",
+    )
+    pin.add_argument(
+        "--forge",
+        choices=FORGES,
+        help="for a repo new to the lock on a host of its own: which forge serves it (git: none,"
+        " no web view)",
+    )
     pin.add_argument("--evidence", help="how the text was confirmed")
     pin.add_argument("--evidence-level", choices=tuple(EVIDENCE_LEVELS))
     pin.add_argument("--replace", action="store_true", help="overwrite an existing id")
@@ -178,7 +197,7 @@ def _git_dirs(values: list[str], default_repo: str | None, lock: Lock) -> dict[s
     dirs: dict[str, Path] = {}
     for value in values:
         name, sep, directory = value.partition("=")
-        if sep and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", name):
+        if sep and valid_name(name):
             dirs[name] = Path(directory)
         elif default_repo is not None:
             dirs[default_repo] = Path(value)
@@ -246,7 +265,7 @@ def file_entry(repo: Repo, path: str, file: FullFile, command: str) -> FileId:
     where = (
         "a clone (`git show COMMIT:PATH`, whose object id is this blob id)"
         if (file.origin.startswith("git:"))
-        else "GitHub (the raw file at the commit)"
+        else f"{described(repo)} (the raw file at the commit)"
     )
     return FileId(
         repo=repo.name,
@@ -267,7 +286,7 @@ def run_verify(args: argparse.Namespace) -> int:
     # Raising evidence reads every file afresh at its commit: from GitHub, or from a clone (git's
     # object ids bind a commit to its bytes just as GitHub's permalinks do), never from a cache.
     from_clone = args.raise_evidence and not args.online
-    sources = ("github",) if args.online else ("git",) if from_clone else SOURCES
+    sources = ("forge",) if args.online else ("git",) if from_clone else SOURCES
     resolver = _resolver(args, site, lock, None, sources=sources)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
     if not pins:
@@ -303,10 +322,10 @@ def run_verify(args: argparse.Namespace) -> int:
         )
         # Read at the pinned commit just now (not from a cache): the strongest level.
         from_git = excerpt.resolved_from.startswith("git:")
-        fresh = excerpt.resolved_from == "github" or from_git
+        fresh = excerpt.resolved_from in WEB_FORGES or from_git
         if args.raise_evidence and fresh and pin.evidence_level != "upstream":
             commit = lock.repos[pin.repo].commit
-            where = "a clone of" if from_git else "GitHub's copy of"
+            where = "a clone of" if from_git else f"{described(lock.repos[pin.repo])}'s copy of"
             raised = raised.with_pin(
                 replace(
                     pin,
@@ -387,6 +406,24 @@ def _ask_the_archive(resolver: Resolver, lock: Lock) -> None:
 # ---------------------------------------------------------------- pin
 
 
+def new_repo(args: argparse.Namespace, lock: Lock) -> Repo:
+    """The repo `itm pin` adds to the lock (--repo, --url, --forge, --commit, --license)."""
+    if not valid_name(args.repo):
+        raise InputError(
+            f"repo name {args.repo!r} is not OWNER/REPO",
+            file=lock.display,
+            entry="--repo",
+            fix="name it as its forge does: --repo owner/name (GitLab: group/subgroup/name)",
+        )
+    try:
+        url, forge = check_repo(
+            args.repo, args.url or f"https://github.com/{args.repo}", args.forge
+        )
+    except ForgeError as error:
+        raise InputError(error.problem, file=lock.display, entry="--url", fix=error.fix) from None
+    return Repo(name=args.repo, url=url, commit=args.commit, license=args.license, forge=forge)
+
+
 def parse_lines(spec: str) -> tuple[Range, ...]:
     """ "69-112" / "185-191,204-224" / "126" -> ranges, checked before any file is read."""
     return parse_line_spec(spec, entry="--lines")
@@ -415,12 +452,7 @@ def run_pin(args: argparse.Namespace) -> int:
                 entry=args.id,
                 fix="add it with --commit FULL_HASH --license NAME (or pin into a known repo)",
             )
-        repo = Repo(
-            name=args.repo,
-            url=f"https://github.com/{args.repo}",
-            commit=args.commit,
-            license=args.license,
-        )
+        repo = new_repo(args, lock)
         lock = replace(lock, repos={**lock.repos, repo.name: repo})
 
     if args.trusted_file is not None:
@@ -454,7 +486,7 @@ def run_pin(args: argparse.Namespace) -> int:
         how = (
             "`git show COMMIT:PATH` in a local clone"
             if file.origin.startswith("git:")
-            else ("GitHub (raw file at the commit)")
+            else f"{described(repo)} (raw file at the commit)"
         )
         default_evidence = f"read from {how} by `itm pin`"
 
@@ -531,7 +563,7 @@ def run_bump(args: argparse.Namespace) -> int:
             fix=f"use one of: {', '.join(lock.repos)}",
         )
     check_commit(args.commit, file=lock.display, entry=args.repo)
-    new_repo = Repo(name=repo.name, url=repo.url, commit=args.commit, license=repo.license)
+    new_repo = replace(repo, commit=args.commit)
     resolver = _resolver(args, site, lock, args.repo, commits={repo.name: args.commit})
     pins = [p for p in lock.pins if p.repo == repo.name]
     print(f"bump {repo.name} {repo.short} -> {new_repo.short}: {len(pins)} excerpts")
@@ -772,7 +804,7 @@ def bump_pin(pin: Pin, file: FullFile, new_repo: Repo) -> Change:
     """Re-resolve one excerpt in the whole file at the new commit."""
     filename = pin.path.rsplit("/", 1)[-1]
     old = format_ranges(pin.ranges) if pin.ranges else "?"
-    source = "a git clone" if file.origin.startswith("git:") else "GitHub"
+    source = "a git clone" if file.origin.startswith("git:") else described(new_repo)
 
     def repinned(ranges: tuple[Range, ...]) -> Pin:
         return replace(

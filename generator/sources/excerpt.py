@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from generator.sources.forges import permalink
 from generator.sources.lock import CarriedBy, Claim, Range, Repo, format_ranges
 from generator.sources.swh import swhid
 from generator.store import sha256_hex
@@ -92,12 +93,15 @@ class Excerpt:
         return self.ranges[-1][1]
 
     @property
-    def permalink(self) -> str:
-        """GitHub permalink at the commit, from the first line shown to the last."""
-        anchor = f"L{self.first_line}"
-        if self.last_line != self.first_line:
-            anchor += f"-L{self.last_line}"
-        return f"{self.repo.url}/blob/{self.repo.commit}/{self.path}#{anchor}"
+    def permalink(self) -> str | None:
+        """The forge's page of the lines at the commit, first shown to last (GitHub's, GitLab's,
+        Gitea's); None when the repository has no web view (a plain git URL)."""
+        return permalink(self.repo, self.path, self.first_line, self.last_line)
+
+    @property
+    def link(self) -> str:
+        """Where a reader finds the lines: the permalink, else the repository's own address."""
+        return self.permalink or self.repo.url
 
     @property
     def label(self) -> str:

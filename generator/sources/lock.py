@@ -2,7 +2,8 @@
 show, and their hashes.
 
 One file, six tables:
-  [repos."OWNER/REPO"]  url, full 40-hex commit, license
+  [repos."OWNER/REPO"]  url (its forge's page, or any git URL), full 40-hex commit, license,
+                        forge when the host does not say it (generator/sources/forges.py)
   [[commits]]           git's own objects for a repo's commit: the commit's text and the trees
                         down to each recorded file, so the commit is checked with no clone
   [[files]]             a whole upstream file read at a commit: its sha256 and git blob id
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from generator.checked_io import write_output
 from generator.errors import InputError
+from generator.sources.forges import ForgeError, check_repo, default_forge, valid_name
 from generator.sources.gitobjects import CommitProof, ProofError
 from generator.store import read_regular
 
@@ -63,11 +65,10 @@ Range = tuple[int, int]  # first and last line, 1-based, inclusive
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _SHA1_GIT = _HEX40
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
-_REPO_KEYS = ("url", "commit", "license")
+_REPO_KEYS = ("url", "commit", "license", "forge")
 _MIRROR_KEYS = (
     "repo",
     "commit",
@@ -104,9 +105,10 @@ class Repo:
     """An upstream repository pinned at one commit."""
 
     name: str  # "openai/gpt-2"
-    url: str  # "https://github.com/openai/gpt-2"
+    url: str  # "https://github.com/openai/gpt-2": also its Software Heritage origin
     commit: str  # full 40-hex
     license: str
+    forge: str = "github"  # github, gitlab, gitea or git (no web view): generator.sources.forges
     short: str = field(init=False)  # first 12 hex of the commit, as GitHub shows it
 
     def __post_init__(self) -> None:
@@ -551,21 +553,19 @@ def _string(table: dict, key: str, entry: str, fail, *, required: bool = True) -
 def _parse_repo(name: str, table: dict, fail) -> Repo:
     entry = f"repos.{name}"
     _check_keys(table, _REPO_KEYS, entry, fail)
-    if not _REPO_NAME.fullmatch(name):
+    if not valid_name(name):
         raise fail(entry, "repo name must be OWNER/REPO", 'write [repos."owner/name"]')
-    url = _string(table, "url", entry, fail)
-    if url.rstrip("/") != f"https://github.com/{name}":
-        raise fail(
-            entry,
-            f"url {url!r} does not match the repo name",
-            f'write url = "https://github.com/{name}"',
-        )
+    forge = _string(table, "forge", entry, fail, required=False) or None
+    try:
+        url, forge = check_repo(name, _string(table, "url", entry, fail), forge)
+    except ForgeError as error:
+        raise fail(entry, error.problem, error.fix) from None
     commit = _string(table, "commit", entry, fail)
     _check_commit(commit, entry, fail)
     license_name = _string(table, "license", entry, fail)
     if not license_name.strip():
         raise fail(entry, "empty license", 'name the license, e.g. "Apache-2.0"')
-    return Repo(name=name, url=f"https://github.com/{name}", commit=commit, license=license_name)
+    return Repo(name=name, url=url, commit=commit, license=license_name, forge=forge)
 
 
 def _check_commit(commit: str, entry: str, fail) -> None:
@@ -909,6 +909,8 @@ def dump_lock(lock: Lock) -> str:
         out.append(f"url = {_toml_str(repo.url)}\n")
         out.append(f"commit = {_toml_str(repo.commit)}\n")
         out.append(f"license = {_toml_str(repo.license)}\n")
+        if repo.forge != default_forge(repo.url):
+            out.append(f"forge = {_toml_str(repo.forge)}\n")
     for proof in lock.commits:
         out.append("\n[[commits]]\n")
         out.append(f"repo = {_toml_str(proof.repo)}\ncommit = {_toml_str(proof.commit)}\n")

@@ -1,11 +1,14 @@
-"""Resolve pinned excerpts to verified text: cache, git, GitHub, then registry mirrors.
+"""Resolve pinned excerpts to verified text: cache, git, the forge, then registry mirrors.
 
-Each source's answer is verified against the pin's sha256 before use. Git and GitHub give the
+The forge is where the repository lives (generator/sources/forges.py): GitHub, GitLab or Gitea
+serve a file at a commit; a plain git repository is read from a clone only.
+
+Each source's answer is verified against the pin's sha256 before use. Git and the forge give the
 whole file at the commit, so a mismatch there is final (the lock is wrong, or upstream is not
 what it claims); a mirror that does not match is just skipped. `--offline` keeps to the cache
 and git. What is verified goes into the content-addressed cache for the next build.
 
-A whole file read from git or GitHub is also checked against the lock's [[files]] entry for it
+A whole file read from git or the forge is also checked against the lock's [[files]] entry for it
 (sha256 and git blob id), and remembered in `Resolver.files_read` (what `itm pin` and `itm verify
 --raise-evidence` record). Every excerpt carries its file's blob id from the lock, if recorded:
 the core of its Software Heritage id.
@@ -25,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
@@ -40,6 +43,7 @@ from generator.sources.excerpt import (
     split_lines,
 )
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
+from generator.sources.forges import WEB_FORGES, described, raw_url
 from generator.sources.gitobjects import CommitProof, ProofError
 from generator.sources.lock import FileId, Lock, Mirror, Pin, Range, Repo, format_ranges
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
@@ -47,7 +51,7 @@ from generator.sources.swh import git_blob_id
 from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
 
-SOURCES = ("cache", "git", "github", "pypi")
+SOURCES = ("cache", "git", "forge", "pypi")
 GIT_DIRS_SETTING = "ITM_GIT_DIRS (or the plugin's git_dirs option)"
 LARGEST_SOURCE = 16 << 20  # bytes of one pinned upstream file read from a clone
 
@@ -62,7 +66,8 @@ class FullFile:
 
     text: str
     lines: list[str]
-    origin: str  # "git:/path", "github" or "file:/path" (a file `itm pin` was told to trust)
+    origin: str  # "git:/path", the forge ("github", "gitlab", "gitea") or "file:/path" (a file
+    # `itm pin` was told to trust)
     sha256: str = ""  # of the bytes
     sha1_git: str = ""  # git's blob id of the bytes
 
@@ -74,8 +79,8 @@ class FullFile:
 
     @property
     def read_at_pin(self) -> bool:
-        """Read from git or GitHub at the commit (not a file someone vouched for)."""
-        return self.origin == "github" or self.origin.startswith("git:")
+        """Read from git or the forge at the commit (not a file someone vouched for)."""
+        return self.origin in WEB_FORGES or self.origin.startswith("git:")
 
 
 PREFETCH_AT_ONCE = 8  # archives downloaded ahead at most (the lock names 5 today)
@@ -103,8 +108,8 @@ class Resolver:
             raise ValueError(f"unknown sources {sorted(unknown)}; known: {SOURCES}")
         self.lock = lock
         self.offline = offline
-        # offline: no GitHub; mirrors only from archives already in the cache
-        self.sources = tuple(s for s in sources if not (offline and s == "github"))
+        # offline: no forge; mirrors only from archives already in the cache
+        self.sources = tuple(s for s in sources if not (offline and s == "forge"))
         self.log: Log = log or (lambda message: None)
         self.cache = Store(cache_dir)
         self.git_dirs = dict(git_dirs or {})
@@ -147,7 +152,7 @@ class Resolver:
         via: dict[str, Via] = {
             "cache": self._via_cache,
             "git": self._via_git,
-            "github": self._via_github,
+            "forge": self._via_forge,
             "pypi": self._via_pypi,
         }
         for source in self.sources:
@@ -226,10 +231,10 @@ class Resolver:
             return None
         return self._from_full_file(pin, repo, found)
 
-    def _via_github(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
-        found = self._github_file(repo, pin.path, repo.commit)
+    def _via_forge(self, pin: Pin, repo: Repo, tried: list[str]) -> Found | None:
+        found = self._forge_file(repo, pin.path, repo.commit)
         if isinstance(found, str):
-            tried.append(f"github: {found}")
+            tried.append(f"{repo.forge}: {found}")
             return None
         return self._from_full_file(pin, repo, found)
 
@@ -290,17 +295,20 @@ class Resolver:
         Called when the first pin falls through to PyPI. Each download is ~0.3 s of waiting on
         the index and the file host, one after the other, while the bytes arrive in a moment.
         Only pins that no source before PyPI will answer count (not cached, no clone given for
-        their repository, GitHub not asked: offline, or found down), and for each only the
+        their repository, its forge not asked: offline, found down, or a plain git URL), and for
+        each only the
         archive `_via_pypi` reads first: the first that carries all of its lines. The downloads
         use a client of their own: what fails here is met again, and reported, by the
         resolution that follows (only a host found offline is skipped by it, as it would be
         anyway); what arrives is in the cache, checked against the lock's sha256 on every read.
         """
-        if self.offline or ("github" in self.sources and self._github_up()):
+        if self.offline:
             return
         wanted: dict[str, Mirror] = {}
         for pin in self.upcoming:
             repo = self.lock.repos[pin.repo]
+            if "forge" in self.sources and self._forge_up(repo):
+                continue  # the forge answers for it
             cached = self.cache.entry_path(
                 "excerpts", location_key(pin, repo, self.lock.file_id(pin.repo, pin.path))
             )
@@ -344,8 +352,10 @@ class Resolver:
             if ranges and all(any(m.carries((r,)) for m in group) for r in ranges)
         ]
 
-    def _github_up(self) -> bool:
-        return urlsplit(self.github_base).netloc not in self.http.down
+    def _forge_up(self, repo: Repo) -> bool:
+        """The repo's forge serves files and has not been found down in this run."""
+        url = raw_url(repo, "", repo.commit, self.github_base)
+        return url is not None and urlsplit(url).netloc not in self.http.down
 
     def _prefetch(self, mirror: Mirror, http: Http) -> None:
         try:
@@ -442,7 +452,8 @@ class Resolver:
             self.files_read[(repo.name, path)] = file
 
     def file_at(self, repo: Repo, path: str, commit: str, *, entry: str) -> FullFile:
-        """The whole file at a commit, from git or GitHub; InputError saying so when neither has it.
+        """The whole file at a commit, from git or the forge; InputError saying so when neither
+        has it.
 
         Registry mirrors carry only parts of files, so they cannot serve here.
         """
@@ -451,20 +462,21 @@ class Resolver:
         if not isinstance(found, FullFile):
             notes.append(f"git: {found}")
             if self.offline:
-                notes.append("github: not tried (--offline)")
+                notes.append(f"{repo.forge}: not tried (--offline)")
             else:
-                found = self._github_file(repo, path, commit)
+                found = self._forge_file(repo, path, commit)
                 if not isinstance(found, FullFile):
-                    notes.append(f"github: {found}")
+                    notes.append(f"{repo.forge}: {found}")
         if isinstance(found, FullFile):
             return found
         raise InputError(
-            f"needs the whole of {path} at {commit[:12]} (from git or GitHub), and neither has it: "
-            + "; ".join(notes),
+            f"needs the whole of {path} at {commit[:12]} (from git or {described(repo)}), and"
+            " neither has it: " + "; ".join(notes),
             file=self.lock.display,
             entry=entry,
             fix=f"pass --git DIR with a clone of {repo.name} that contains the commit (or set"
-            " ITM_GIT_DIRS), or run where GitHub is reachable; registry mirrors carry only parts"
+            f" ITM_GIT_DIRS), or run where {described(repo)} is reachable; registry mirrors"
+            " carry only parts"
             " of files",
         )
 
@@ -482,7 +494,7 @@ class Resolver:
         `itm pin`, `itm bump` and `itm verify --raise-evidence` record), or why not."""
         directory = self.git_dirs.get(repo.name)
         if directory is None:
-            return f"no clone of {repo.name} given (GitHub's raw files carry no git objects)"
+            return f"no clone of {repo.name} given (a forge's raw files carry no git objects)"
         try:
             return read_commit_proof(Path(directory), repo.name, commit, paths)
         except ProofError as error:
@@ -520,12 +532,15 @@ class Resolver:
             return f"commit {commit[:12]} is not in {directory} (git fetch it first)"
         return f"{path} does not exist at {commit[:12]} in {directory}"
 
-    def _github_file(self, repo: Repo, path: str, commit: str) -> FullFile | str:
-        key = ("github", repo.name, commit, path)
+    def _forge_file(self, repo: Repo, path: str, commit: str) -> FullFile | str:
+        """The whole file at `commit` from the repository's forge (its raw form), or why not."""
+        url = raw_url(repo, path, commit, self.github_base)
+        if url is None:
+            return f"{repo.url} has no web view to read files from: only a clone (--git) reads it"
+        key = ("forge", repo.name, commit, path)
         if key not in self._files:
-            url = f"{self.github_base}/{repo.name}/{commit}/{quote(path)}"
             try:
-                self._files[key] = FullFile.of(self.http.get(url), url, "github")
+                self._files[key] = FullFile.of(self.http.get(url), url, repo.forge)
             except NotFound:
                 self._files[key] = f"{path} not found at {commit[:12]} (HTTP 404)"
             except FetchError as error:
@@ -565,13 +580,14 @@ class Resolver:
             return InputError(
                 f"nothing vouches for commit {repo.commit}: the lock's evidence for"
                 f" {repo.name} ([[files]], [[mirrors]], [[commits]]) was checked at"
-                f" {checked[:12]}…, and no clone or GitHub confirmed excerpt {pin.id} at"
+                f" {checked[:12]}…, and no clone or {described(repo)} confirmed excerpt {pin.id} at"
                 f" {repo.short} (" + "; ".join(tried) + ")",
                 file=self.lock.display,
                 entry=f'repos."{repo.name}"',
                 fix=f'if the commit was edited by hand, restore commit = "{checked}"; to move the'
                 f" pin, run `itm bump {repo.name} {repo.commit} --git DIR --write` with a clone"
-                " that holds it (or where GitHub is reachable), which checks every excerpt and"
+                f" that holds it (or where {described(repo)} is reachable), which checks every"
+                " excerpt and"
                 " records the new commit's evidence",
             )
         if self.offline:
@@ -643,7 +659,8 @@ def check_clones(
     for name, directory in git_dirs.items():
         repo = lock.repos.get(name)
         commit = (commits or {}).get(name) or (repo.commit if repo else None)
-        check_clone(Path(directory), repo=name, commit=commit, option=option)
+        url = repo.url if repo else None
+        check_clone(Path(directory), repo=name, commit=commit, option=option, url=url)
 
 
 def _by_member(mirrors: tuple[Mirror, ...]) -> list[list[Mirror]]:
