@@ -18,6 +18,7 @@ from generator.errors import InputError, install_hint, lacking, missing_package
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "generator.accounting_cli": ("numbers",),
     "generator.sources.commands": ("verify", "pin", "bump"),
+    "generator.sources.mirrors": ("mirror",),
     "generator.forward.commands": ("forward", "train-standin", "check-heads"),
     "generator.expand": ("expand",),
 }

@@ -371,7 +371,11 @@ def test_offline_a_mirror_without_the_pinned_lines_is_not_offered_as_a_fix(
     offline = Resolver(lock, cache_dir=tmp_path / "empty", offline=True)
     with pytest.raises(InputError) as caught:
         offline.resolve(lock.pin("toy.helper"))
-    assert caught.value.fix == f"pass --git {REPO}=DIR with a clone that has the commit"
+    assert caught.value.fix.startswith(f"pass --git {REPO}=DIR with a clone that has the commit")
+    assert "build once with PyPI reachable" not in caught.value.fix
+    assert "record a package-registry copy that carries these lines with `itm mirror add" in (
+        caught.value.fix
+    )  # which finds helper's lines in the archive too
     with pytest.raises(InputError) as caught:  # the pin whose lines it carries: PyPI would do
         offline.resolve(lock.pin("toy.tail"))
     assert "build once with PyPI reachable" in caught.value.fix

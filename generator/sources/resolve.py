@@ -590,17 +590,34 @@ class Resolver:
                 " excerpt and"
                 " records the new commit's evidence",
             )
+        carried = any(
+            m.carries((r,)) for m in self.lock.mirrors_for(pin.repo, pin.path) for r in pin.ranges
+        )
+        # a registry copy of the file, found and recorded by the command (for a pin made from a
+        # file of the archive, say, with --trusted-file: nothing else reads its lines again)
+        record = (
+            "record a package-registry copy that carries these lines with `itm mirror add"
+            " PACKAGE==VERSION` (where the index is reachable; the copy is cached for offline"
+            " builds)"
+        )
         if self.offline:
             fix = f"pass --git {pin.repo}=DIR with a clone that has the commit"
             # PyPI helps only with an archive that carries the lines and is not cached yet: one
             # in the cache was read already, and PyPI would send the same bytes (its sha256)
             if self._uncached_carrier(pin) is not None:
                 fix += ", or build once with PyPI reachable (its [[mirrors]] fill the cache)"
+            elif not carried:
+                fix += f", or {record}"
         else:
             fix = (
-                f"re-pin with `itm pin {pin.id} --replace ...` from a clone of the commit, or check"
-                f" the [[mirrors]] entries for {pin.path} (a mirror must carry these exact lines);"
-                " offline machines need a filled cache (ITM_CACHE_DIR) or --git"
+                f"re-pin with `itm pin {pin.id} --replace ...` from a clone of the commit, or"
+                + (
+                    f" check the [[mirrors]] entries for {pin.path} (a mirror must carry these"
+                    " exact lines)"
+                    if carried
+                    else f" {record}"
+                )
+                + "; offline machines need a filled cache (ITM_CACHE_DIR) or --git"
             )
         return self._error(pin, "could not be resolved and verified: " + "; ".join(tried), fix)
 

@@ -1,0 +1,474 @@
+"""`itm mirror add PACKAGE==VERSION`: record a registry archive that carries pinned lines.
+
+A build that reaches neither a clone nor the repository's forge reads a pin's lines from a
+package-registry copy of its file ([[mirrors]] in the lock). This command downloads the
+release's archive through the PEP 691 index (its sha256 checked against the index's, and
+recorded), finds for each pin the member file where the pin's lines stand (the same lines,
+hashing to the pin, possibly shifted), and writes the [[mirrors]] entries in the lock's
+canonical form: one per member and offset, vouching for exactly the upstream lines found there
+at the repo's pinned commit. Before anything is written, each entry is read back the way a
+build reads it (the resolver, offline, from the archive just cached).
+
+    itm mirror add gpt-2-finetuning==1.0.14                  # every pin of the lock
+    itm mirror add transformers==5.14.1 --id gpt2.attn       # only some pins
+    itm mirror add transformers==5.14.1 --window 5.10.0..5.16.0
+        # also report which releases in the window carry each pin's lines (nothing more written)
+
+A pin's lines are placed range by range when its text is at hand (cache or a clone: each run
+may have moved by its own amount), else by its hash at one shift for all its runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from generator.errors import InputError
+from generator.settings import Settings
+from generator.sources.excerpt import cut, decode, find_placement, sha256_hex, split_lines
+from generator.sources.fetch import FetchError, Http, NetSettings
+from generator.sources.locate import find_lock
+from generator.sources.lock import Lock, Mirror, Pin, Range, format_ranges, load_lock, write_lock
+from generator.sources.pypi import (
+    MirrorError,
+    archive_file,
+    archive_names,
+    download,
+    index_files,
+    project_url,
+)
+from generator.sources.resolve import LARGEST_SOURCE, Resolver
+from generator.store import Store
+
+MAX_WINDOW = 40  # releases one --window may download
+NOTE = "found by `itm mirror add`"
+_SPEC = re.compile(r"(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
+
+Placement = tuple[str, tuple[int, ...]]  # member, the offset of each of the pin's ranges
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from generator.sources.commands import _common
+
+    mirror = subparsers.add_parser(
+        "mirror", help="record registry archives that carry pinned lines ([[mirrors]])"
+    )
+    actions = mirror.add_subparsers(dest="action", required=True)
+    add = actions.add_parser(
+        "add",
+        help="find each pin's lines in a release's archive on the package index and record where",
+    )
+    _common(add)
+    add.add_argument("spec", metavar="PACKAGE==VERSION", help='e.g. "transformers==5.14.1"')
+    add.add_argument("--filename", help="the release's archive to read (default: its sdist)")
+    add.add_argument("--id", action="append", default=[], help="only this pin (repeatable)")
+    add.add_argument(
+        "--window",
+        metavar="FIRST..LAST",
+        help=f"also report which releases from FIRST to LAST (at most {MAX_WINDOW}) carry each"
+        " pin's lines",
+    )
+    add.add_argument("--dry-run", action="store_true", help="report, do not write the lock")
+    add.set_defaults(func=run_add)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One archive of a release on the index."""
+
+    package: str
+    version: str
+    entry: dict[str, Any]  # the index's file entry (filename, url, hashes, size)
+
+    @property
+    def filename(self) -> str:
+        return str(self.entry["filename"])
+
+
+def run_add(args: argparse.Namespace) -> int:
+    package, version = parse_spec(args.spec)
+    window = parse_window(args.window) if args.window else None
+    site = find_lock(args.lock, Path.cwd())
+    lock = load_lock(site.path, root=site.root if site.in_site else None)
+    settings = Settings.load(site.root, site.options)
+    pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
+    if not pins:
+        raise InputError(
+            "the lock lists no excerpts: there is nothing to look for",
+            file=lock.display,
+            fix="pin one first (`itm pin ... --trusted-file FILE` reads a file of the archive)",
+        )
+    if settings.offline:
+        raise InputError(
+            "`itm mirror add` reads the package index, and the site is set offline",
+            entry="offline",
+            fix="unset ITM_OFFLINE (or the plugin's offline option) for this command",
+        )
+    cache = Store(args.cache_dir or settings.cache_dir)
+    http = Http(NetSettings(deadline=settings.download_deadline), log=_say)
+    base = settings.pypi_simple
+    listed = _listing(http, base, package, lock)
+    release = pick_archive(listed, package, version, args.filename, lock)
+    archive = _fetch(http, cache, base, release, lock)
+    print(
+        f"mirror {release.package}=={release.version}: {release.filename} (sha256 {_sha(release)})"
+    )
+    texts = pin_texts(lock, settings, pins, cache_dir=args.cache_dir, git=args.git)
+    found = find_pins(archive, release.filename, pins, texts)
+    read = readable(with_mirrors(lock, release, mirror_entries(lock, release, found)), found,
+                    args.cache_dir or settings.cache_dir)  # fmt: skip
+    found = {pin_id: placed for pin_id, placed in found.items() if pin_id in read}
+    new_lock = with_mirrors(lock, release, mirror_entries(lock, release, found))
+    for pin in pins:
+        _report(pin, found.get(pin.id))
+    if window is not None:
+        scan_window(http, cache, base, listed, release, window, pins, texts)
+    if not found:
+        print(f"{release.filename} carries none of these pins' lines: nothing written")
+        return 1
+    if args.dry_run:
+        print("(dry run: nothing written)")
+        return 0
+    write_lock(new_lock)
+    count = sum(1 for m in new_lock.mirrors if m.filename == release.filename)
+    print(f"wrote {lock.display} ({count} [[mirrors]] entries for {release.filename})")
+    return 0
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """ "transformers==5.14.1" -> ("transformers", "5.14.1")."""
+    match = _SPEC.fullmatch(spec.strip())
+    if match is None:
+        raise InputError(
+            f"cannot read {spec!r} as PACKAGE==VERSION",
+            entry="itm mirror add",
+            fix='name one release: "transformers==5.14.1"',
+        )
+    return match["package"], match["version"]
+
+
+def parse_window(text: str) -> tuple[Version, Version]:
+    """ "5.10.0..5.16.0" -> the two versions, first not after last."""
+    first, sep, last = text.partition("..")
+    bounds: tuple[Version, Version] | None = None
+    with contextlib.suppress(InvalidVersion):
+        bounds = (Version(first.strip()), Version(last.strip()))
+    if not sep or bounds is None or bounds[0] > bounds[1]:
+        raise InputError(
+            f"cannot read the window {text!r}",
+            entry="--window",
+            fix="write two versions, the older first: --window 5.10.0..5.16.0",
+        )
+    return bounds
+
+
+def releases(listed: Iterable[dict[str, Any]], package: str) -> dict[Version, list[Release]]:
+    """The index's files by release version (filenames that are no sdist or wheel are left out),
+    each release's archives in the order they are tried: the sdist (the repository's layout),
+    then pure-Python wheels, then the rest."""
+    found: dict[Version, list[Release]] = {}
+    for entry in listed:
+        version = archive_version(str(entry["filename"]))
+        if version is not None:
+            found.setdefault(version, []).append(Release(package, str(version), entry))
+    for archives in found.values():
+        archives.sort(key=lambda r: (_kind_rank(r.filename), r.filename))
+    return found
+
+
+def archive_version(filename: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+def _kind_rank(filename: str) -> int:
+    if not filename.endswith(".whl"):
+        return 0
+    return 1 if filename.endswith("-none-any.whl") else 2
+
+
+def pick_archive(
+    listed: list[dict[str, Any]], package: str, version: str, filename: str | None, lock: Lock
+) -> Release:
+    """The release's archive to read: `filename`, else the first of `releases`' order."""
+    try:
+        archives = releases(listed, package).get(Version(version), [])
+    except InvalidVersion:
+        archives = []
+    if filename is not None:
+        archives = [r for r in archives if r.filename == filename]
+    if not archives:
+        known = sorted({str(v) for v in releases(listed, package)}, key=Version)[-5:]
+        raise InputError(
+            f"the index lists no {filename or 'archive'} of {package}=={version}",
+            file=lock.display,
+            entry="itm mirror add",
+            fix=f"name a release it has (the latest: {', '.join(known) or 'none'})"
+            + (" and one of its archives" if filename else ""),
+        )
+    return archives[0]
+
+
+def pin_texts(
+    lock: Lock, settings: Settings, pins: list[Pin], *, cache_dir: Path | None, git: list[str]
+) -> dict[str, str]:
+    """The pins whose verified text is at hand without the network: from the cache or a clone."""
+    from generator.sources.commands import _git_dirs
+
+    resolver = Resolver.for_settings(
+        lock,
+        settings,
+        cache_dir=cache_dir or settings.cache_dir,
+        offline=True,
+        sources=("cache", "git"),
+        git_dirs={**settings.git_dirs, **_git_dirs(git, None, lock)},
+    )
+    texts: dict[str, str] = {}
+    for pin in pins:
+        try:
+            texts[pin.id] = resolver.resolve(pin).text
+        except InputError:
+            continue  # placed by its hash alone
+    return texts
+
+
+def find_pins(
+    archive: bytes, filename: str, pins: list[Pin], texts: dict[str, str]
+) -> dict[str, Placement]:
+    """For each pin that the archive carries: the member and the offset of each range. Members
+    named like the pin's file are tried, those whose path ends most like it first."""
+    names = archive_names(archive, filename)
+    members: dict[str, list[str] | None] = {}
+    found: dict[str, Placement] = {}
+    for pin in pins:
+        if not pin.ranges:
+            continue
+        for member in candidates(names, pin.path):
+            if member not in members:
+                members[member] = _member_lines(archive, filename, member)
+            lines = members[member]
+            offsets = None if lines is None else place(pin, texts.get(pin.id), lines)
+            if offsets is not None:
+                found[pin.id] = (member, offsets)
+                break
+    return found
+
+
+def candidates(names: list[str], path: str) -> list[str]:
+    """The archive's files named like `path`'s file, the longest common path ending first."""
+    parts = path.split("/")
+
+    def common(name: str) -> int:
+        other = name.split("/")
+        n = 0
+        while n < min(len(parts), len(other)) and parts[-1 - n] == other[-1 - n]:
+            n += 1
+        return n
+
+    named = [n for n in names if n.rsplit("/", 1)[-1] == parts[-1]]
+    return sorted(named, key=lambda n: (-common(n), n))
+
+
+def _member_lines(archive: bytes, filename: str, member: str) -> list[str] | None:
+    try:
+        data = archive_file(archive, filename, member, max_bytes=LARGEST_SOURCE)
+        return split_lines(decode(data, f"{filename}:{member}"))
+    except (MirrorError, ValueError):
+        return None
+
+
+def place(pin: Pin, text: str | None, lines: list[str]) -> tuple[int, ...] | None:
+    """The offset (member line - upstream line) of each of the pin's ranges in `lines`, nearest
+    to none first; None when the lines are not all there or do not hash to the pin. Without the
+    text, the pin's hash finds one shift for all its ranges."""
+    if text is None:
+        shift = find_placement(lines, pin.ranges, pin.sha256)
+        return None if shift is None else (shift,) * len(pin.ranges)
+    wanted = split_lines(text)
+    offsets: list[int] = []
+    start = 0
+    for first, last in pin.ranges:
+        run = wanted[start : start + last - first + 1]
+        start += len(run)
+        hits = [i - (first - 1) for i, line in enumerate(lines) if line == run[0]]
+        shifts = sorted(hits, key=lambda s: (abs(s), s < 0))
+        shift = next((s for s in shifts if lines[first - 1 + s : last + s] == run), None)
+        if shift is None:
+            return None
+        offsets.append(shift)
+    runs = [cut(lines, (r,), s)[0] for r, s in zip(pin.ranges, offsets, strict=True)]
+    return tuple(offsets) if sha256_hex("".join(runs)) == pin.sha256 else None
+
+
+def mirror_entries(lock: Lock, release: Release, found: dict[str, Placement]) -> list[Mirror]:
+    """[[mirrors]] entries for what was found: one per file, member and offset, vouching for the
+    pins' ranges placed there (merged where they touch), at each repo's pinned commit."""
+    windows: dict[tuple[str, str, str, int], list[Range]] = {}
+    for pin_id, (member, offsets) in found.items():
+        pin = lock.pin(pin_id)
+        for rng, offset in zip(pin.ranges, offsets, strict=True):
+            windows.setdefault((pin.repo, pin.path, member, offset), []).append(rng)
+    sha256 = str(release.entry["hashes"]["sha256"])
+    return [
+        Mirror(
+            repo=repo,
+            commit=lock.repos[repo].commit,
+            path=path,
+            package=release.package,
+            version=release.version,
+            filename=release.filename,
+            sha256=sha256,
+            member=member,
+            note=NOTE,
+            lines=merged(ranges),
+            offset=offset,
+        )
+        for (repo, path, member, offset), ranges in sorted(windows.items())
+    ]
+
+
+def merged(ranges: list[Range]) -> tuple[Range, ...]:
+    """Ranges sorted, those that overlap or touch joined (the lock's form of a window list)."""
+    out: list[Range] = []
+    for first, last in sorted(ranges):
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return tuple(out)
+
+
+def with_mirrors(lock: Lock, release: Release, entries: list[Mirror]) -> Lock:
+    """The lock with `entries` in place of every entry of the same archive."""
+    kept = tuple(m for m in lock.mirrors if m.filename != release.filename)
+    return replace(lock, mirrors=(*kept, *entries))
+
+
+def readable(lock: Lock, found: dict[str, Placement], cache_dir: Path) -> set[str]:
+    """The found pins that read back as a build reads them: offline, from the archive in the
+    cache, through the lock's new entries (hash, placement and symbol checked)."""
+    resolver = Resolver(lock, cache_dir=cache_dir, offline=True, sources=("pypi",))
+    read: set[str] = set()
+    for pin_id in found:
+        try:
+            resolver.resolve(lock.pin(pin_id))
+        except InputError:
+            continue
+        read.add(pin_id)
+    return read
+
+
+def scan_window(
+    http: Http,
+    cache: Store,
+    base: str,
+    listed: list[dict[str, Any]],
+    chosen: Release,
+    window: tuple[Version, Version],
+    pins: list[Pin],
+    texts: dict[str, str],
+) -> None:
+    """Report, for each pin, which releases of the window carry its lines (an archive of the
+    same kind as the one chosen, each downloaded with its deadline and checked by its hash)."""
+    low, high = window
+    kind = _kind_rank(chosen.filename)
+    inside = sorted(v for v in releases(listed, chosen.package) if low <= v <= high)
+    if len(inside) > MAX_WINDOW:
+        raise InputError(
+            f"the window {low}..{high} holds {len(inside)} releases, more than {MAX_WINDOW}",
+            entry="--window",
+            fix="narrow the window",
+        )
+    carried: dict[str, list[str]] = {pin.id: [] for pin in pins}
+    unread: list[str] = []
+    for version in inside:
+        archives = releases(listed, chosen.package)[version]
+        release = next((r for r in archives if _kind_rank(r.filename) == kind), archives[0])
+        try:
+            archive = download(http, cache, project_url(base, release.package), release.entry, None)
+            found = find_pins(archive, release.filename, pins, texts)
+        except (FetchError, MirrorError) as error:
+            unread.append(f"{version} ({getattr(error, 'reason', error)})")
+            continue
+        for pin_id in found:
+            carried[pin_id].append(str(version))
+    print(f"window {chosen.package} {low}..{high}: {len(inside)} releases")
+    for pin in pins:
+        have = carried[pin.id]
+        missing = [str(v) for v in inside if str(v) not in have and not _unread(unread, v)]
+        print(
+            f"  {pin.id:<32} carried by {', '.join(have) or 'none'}"
+            + (f"; not by {', '.join(missing)}" if missing else "")
+        )
+    for note in unread:
+        print(f"  not read: {note}")
+
+
+def _unread(unread: list[str], version: Version) -> bool:
+    return any(note.startswith(f"{version} (") for note in unread)
+
+
+def _listing(http: Http, base: str, package: str, lock: Lock) -> list[dict[str, Any]]:
+    try:
+        return index_files(http, base, package)
+    except (FetchError, MirrorError) as error:
+        raise InputError(
+            f"cannot list {package} on the index: {getattr(error, 'reason', error)}",
+            file=lock.display,
+            entry="itm mirror add",
+            fix="check the package's name and that the index (ITM_PYPI_SIMPLE) is reachable",
+        ) from None
+
+
+def _fetch(http: Http, cache: Store, base: str, release: Release, lock: Lock) -> bytes:
+    """The release's archive, downloaded and checked, and readable as an archive."""
+    try:
+        archive = download(http, cache, project_url(base, release.package), release.entry, None)
+        archive_names(archive, release.filename)
+        return archive
+    except (FetchError, MirrorError) as error:
+        raise InputError(
+            f"cannot download {release.filename}: {getattr(error, 'reason', error)}",
+            file=lock.display,
+            entry="itm mirror add",
+            fix="run it again where the index is reachable, or read another of the release's"
+            " archives (--filename)",
+        ) from None
+
+
+def _sha(release: Release) -> str:
+    return str((release.entry.get("hashes") or {}).get("sha256", "?"))[:12] + "…"
+
+
+def _report(pin: Pin, placed: Placement | None) -> None:
+    if placed is None:
+        print(f"  not found {pin.id:<32} {pin.path} {format_ranges(pin.ranges)}")
+        return
+    member, offsets = placed
+    at = ", ".join(
+        f"{format_ranges((r,))} at {s:+d}" for r, s in zip(pin.ranges, offsets, strict=True)
+    )
+    print(f"  carried   {pin.id:<32} {member}: {at}")
+
+
+def _say(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr)
