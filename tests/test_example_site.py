@@ -35,17 +35,18 @@ def run(args: list, cwd: Path, env: dict[str, str], timeout: float) -> subproces
     )
 
 
+def new_venv(where: Path) -> Path:
+    """A fresh virtualenv without pip of its own (this one's installs into it: `pip --python`),
+    which spares ensurepip's 5 s of CPU per environment."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    return where
+
+
 def pip_install(venv: Path, *packages: object, env: dict[str, str], cwd: Path) -> None:
     """`pip install` into `venv`, pinned by constraints.txt; skips when PyPI is unreachable."""
-    pip = [
-        venv / "bin" / "python",
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]
-    done = run([*pip, "--constraint", ROOT / "constraints.txt", *packages], cwd, env, 1800)
+    pip = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "-q"]
+    pinned = ["--disable-pip-version-check", "--constraint", ROOT / "constraints.txt"]
+    done = run([*pip, *pinned, *packages], cwd, env, 1800)
     if done.returncode != 0 and "Could not find a version" in done.stderr + done.stdout:
         pytest.skip(f"the package index is unreachable: {done.stderr[-300:]}")
     assert done.returncode == 0, done.stderr
@@ -110,8 +111,7 @@ def test_the_light_install_pins_verifies_and_builds_the_example(wheel, tmp_path:
     there pins, verifies and says what a site command needs, never a traceback (it imported
     numpy on start)."""
     built_wheel, env = wheel
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    venv = new_venv(tmp_path / "venv")
     pip_install(venv, built_wheel, env=env, cwd=tmp_path)
     python, itm = venv / "bin" / "python", venv / "bin" / "itm"
     probe = "import importlib.util as u, sys; print([n for n in sys.argv[1:] if u.find_spec(n)])"
@@ -154,3 +154,35 @@ def test_the_light_install_pins_verifies_and_builds_the_example(wheel, tmp_path:
     check_cards(site / "site", site / "excerpts.lock.toml")
     pages = sorted(p.relative_to(site / "site").as_posix() for p in (site / "site").rglob("*.html"))
     assert pages == ["404.html", "index.html"]
+
+
+ZENSICAL = "zensical==0.0.73"  # the newest that installs from the registries here
+
+
+def test_the_example_builds_on_zensical_from_the_wheel(wheel, tmp_path: Path) -> None:
+    """Zensical ignores MkDocs plugins and runs Markdown extensions: the example's
+    `pinned_excerpts` extension verifies its lock and renders the same cards, its stylesheet in
+    the page; a tampered pin stops the build. In a virtualenv of its own: Zensical's
+    dependencies move versions the GPT-2 site's bytes depend on."""
+    built_wheel, env = wheel
+    venv = new_venv(tmp_path / "zensical-venv")
+    pip_install(venv, ZENSICAL, built_wheel, env=env, cwd=tmp_path)
+    site = copy_example(tmp_path)
+    zensical = [venv / "bin" / "zensical", "build", "--clean"]
+    built = run(zensical, site, env, 600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    soup = check_cards(site / "site", site / "excerpts.lock.toml")
+    styles = [s.get_text() for s in soup.select("style") if ".pinned-excerpt" in s.get_text()]
+    assert len(styles) == 1  # the cards' stylesheet, once
+    text = BeautifulSoup((site / "site" / "index.html").read_bytes(), "html.parser")
+    for code in text.select("pre, code"):
+        code.decompose()  # the page shows the syntax in a fence: that is not a block left
+    assert "/// excerpt" not in text.get_text()
+
+    lock = site / "excerpts.lock.toml"
+    pinned = load_lock(lock).pin("gpt2.softmax").sha256
+    lock.write_text(lock.read_text().replace(pinned, pinned[::-1]))
+    refused = run(zensical, site, env, 600)
+    assert refused.returncode != 0, refused.stdout
+    message = refused.stdout + refused.stderr
+    assert "Pinned excerpts: excerpts.lock.toml, entry 'gpt2.softmax'" in message, message

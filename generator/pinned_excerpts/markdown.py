@@ -20,13 +20,22 @@ show the syntax). A block that names an unknown id, asks for lines outside the p
 malformed stops the build with the page, the id and the fix. Last, after every postprocessor, the
 page's HTML is read once more: an opening line still there as text, outside code (a block that
 something hid from the preprocessor), stops the build too, so no block reaches readers unrendered.
+
+Two routes, the same pages. With MkDocs (or ProperDocs) the `pinned-excerpts` plugin resolves
+and verifies every pin before any page and gives this extension its excerpts. Listed under
+`markdown_extensions` (`- pinned_excerpts:` with the plugin's options), the extension does it
+alone, on the first page that quotes one: that is the route of an engine that ignores MkDocs
+plugins but runs Python-Markdown extensions (Zensical), where it also puts the cards' small
+stylesheet in each page that shows one (no plugin adds the file).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -35,7 +44,7 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 from mkdocs.exceptions import PluginError
 
-from generator.pinned_excerpts.excerpts import Render, load_excerpts
+from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, Render, load_excerpts
 
 NAME = "excerpt"  # the block's name: /// excerpt | ID
 OPTIONS = ("lines", "stale")  # stale: `itm bump` could not carry the lines (sources.selections)
@@ -71,6 +80,19 @@ def _inside(quote: str, line: str) -> str | None:
     return "" if not line.strip() else None
 
 
+# What a card is made of: its code is fences numbered from a line (pymdownx.superfences) and the
+# omission marker carries a class (attr_list); processor name -> the module that must own it.
+NEEDED = {"fenced_code_block": "pymdownx.superfences", "attr_list": "markdown.extensions.attr_list"}
+_LOADED: dict[tuple[str, ...], tuple[dict[str, Any], Render, str]] = {}  # see _excerpts
+_LOADED_AT_MOST = 8
+
+
+@functools.cache
+def stylesheet() -> str:
+    """The cards' stylesheet, as the package ships it."""
+    return (Path(__file__).parent / "pinned-excerpts.css").read_text(encoding="utf-8")
+
+
 class ExcerptBlocks(Preprocessor):
     """Replaces every `/// excerpt | ID` block of a page with its card."""
 
@@ -84,6 +106,7 @@ class ExcerptBlocks(Preprocessor):
 
     def _expand(self, lines: list[str]) -> list[str]:
         out: list[str] = []
+        styled = not self.extension.getConfig("stylesheet")  # the plugin ships it as a file
         fence: tuple[str, int] | None = None  # (character, length) of the open code fence
         quoted: dict[str, int] = {}  # excerpt id -> how many times this page quoted it
         i = 0
@@ -127,18 +150,39 @@ class ExcerptBlocks(Preprocessor):
                 )
             i += 1  # the closing line
             options = self._options(excerpt_id, body, indent)
+            self._check_extensions(excerpt_id)
             count = quoted[excerpt_id] = quoted.get(excerpt_id, 0) + 1
             prefix = "excerpt" if count == 1 else f"excerpt{count}"
             card = self.extension.card(excerpt_id, options, prefix)
             # the card's HTML is kept aside (as fenced code is) and its runs stay Markdown, so a
             # card works wherever a fence does: in a list, an admonition, a tab, a blockquote
-            rows = [self._stash(card.html[0])]
+            style = "" if styled else f"<style>{stylesheet()}</style>\n"
+            styled = True
+            rows = [self._stash(style + card.html[0])]
             for html in card.html[1:]:
                 rows += ["", *card.runs.split("\n"), "", self._stash(html)]
             lead = quote + indent  # each row stands where the block stood: an empty one too,
             blank = lead.rstrip()  # inside its blockquote (">"), so the card is one block
             out += ["", *(lead + row if row else blank for row in rows), ""]
         return out
+
+    def _check_extensions(self, excerpt_id: str) -> None:
+        """The extensions a card is made of must be there (the plugin adds them; listed alone,
+        the extension needs them listed too), or its code would show as raw fences."""
+        registries = (self.md.preprocessors, self.md.treeprocessors)
+        missing = [
+            module
+            for name, module in NEEDED.items()
+            if not any(name in r and type(r[name]).__module__ == module for r in registries)
+        ]
+        if missing:
+            names = ", ".join(m.removeprefix("markdown.extensions.") for m in missing)
+            raise self.extension.error(
+                excerpt_id,
+                f"a card needs the Markdown extensions {names}, which this site does not use",
+                "list them under markdown_extensions in mkdocs.yml (with pymdownx.highlight for"
+                " its line numbers): - attr_list, - pymdownx.highlight, - pymdownx.superfences",
+            )
 
     def _stash(self, html: str) -> str:
         """A placeholder for raw HTML that Python-Markdown puts back in the page as it is."""
@@ -224,8 +268,15 @@ class PinnedExcerptsExtension(Extension):
 
     def __init__(self, **kwargs: Any) -> None:
         self.config = {
-            "lock": ["", "the lock file (when the plugin does not pass excerpts)"],
+            "lock": [DEFAULT_LOCK, "the lock file, from the folder the site is built in"],
             "custom_dir": ["", "a folder whose pinned_excerpts/ overrides the card's templates"],
+            "stylesheet": [True, "put the cards' stylesheet in each page that shows one"],
+            # the plugin's settings, for a site without it (generator.settings.SETTINGS)
+            "cache_dir": ["", "fetched sources and registry archives (ITM_CACHE_DIR)"],
+            "offline": [False, "the cache and local clones only (ITM_OFFLINE)"],
+            "git_dirs": [{}, "local clones to read pinned files from (ITM_GIT_DIRS)"],
+            "pypi_simple": ["", "the package index for registry mirrors (ITM_PYPI_SIMPLE)"],
+            "github_raw": ["", "the raw-file host for GitHub files (ITM_GITHUB_RAW)"],
         }
         self.excerpts: Mapping[str, Any] | None = kwargs.pop("excerpts", None)
         self.render: Render | None = kwargs.pop("render", None)
@@ -298,24 +349,32 @@ class PinnedExcerptsExtension(Extension):
             raise PluginError(f"Pinned excerpts: {error}") from None
 
     def _excerpts(self) -> Mapping[str, Any]:
-        """The plugin's excerpts, or (Python-Markdown alone) the `lock` option's, resolved."""
+        """The plugin's excerpts, or (the extension alone) those of the `lock` option, resolved
+        and verified once a lock text and settings: an engine that makes a Markdown instance per
+        page (Zensical) does not resolve the lock again for each."""
         if self.excerpts is None:
-            lock = self.getConfig("lock")
-            if not lock:
-                raise self.error(
-                    NAME,
-                    "no excerpts: the extension was given neither a lock nor the plugin's excerpts",
-                    "enable the pinned-excerpts plugin in mkdocs.yml (plugins: - pinned-excerpts),"
-                    " or pass the extension lock=PATH",
-                )
             from generator.errors import InputError
+            from generator.sources.lock import MAX_TEXT_BYTES
+            from generator.store import read_regular, sha256_hex
 
-            try:  # the lock's folder is the site's: a relative cache_dir starts there
-                self.excerpts, self.render, self.lock_file = load_excerpts(
-                    lock, options={"custom_dir": self.getConfig("custom_dir") or None}
-                )
+            settings = {k: v for k, v in self.getConfigs().items() if k not in ("stylesheet",)}
+            lock = str(settings.pop("lock"))
+            options = {k: v for k, v in settings.items() if v not in ("", None, {})}
+            try:  # the lock's bytes (a regular file, bounded) and the settings key what it gives
+                path = Path(lock).expanduser().absolute()
+                digest = sha256_hex(read_regular(path, max_bytes=MAX_TEXT_BYTES))
+            except (OSError, ValueError):
+                digest = ""  # load_excerpts says what is wrong with it
+            key = (str(path) if digest else lock, digest, repr(sorted(options.items())))
+            try:
+                if key not in _LOADED or not digest:
+                    loaded = load_excerpts(lock, root=Path.cwd(), options=options)
+                    while len(_LOADED) >= _LOADED_AT_MOST:
+                        _LOADED.pop(next(iter(_LOADED)))
+                    _LOADED[key] = loaded
             except InputError as error:
                 raise PluginError(f"Pinned excerpts: {error}") from None
+            self.excerpts, self.render, self.lock_file = _LOADED[key]
         return self.excerpts
 
 

@@ -37,7 +37,13 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from generator.last_resort import guard_events
-from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, load_excerpts, lock_path, log
+from generator.pinned_excerpts.excerpts import (
+    DEFAULT_LOCK,
+    EXTENSION_NAMES,
+    load_excerpts,
+    lock_path,
+    log,
+)
 from generator.pinned_excerpts.markdown import PinnedExcerptsExtension
 
 STYLESHEET = "assets/stylesheets/pinned-excerpts.css"
@@ -100,8 +106,9 @@ class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
         except InputError as error:
             raise PluginError(f"Pinned excerpts: {error}") from None
         log.info("Pinned excerpts: %d excerpts of %s verified", len(excerpts), lock_file)
+        self._take_over_listed_extension(config, root, lock)
         self.extension = PinnedExcerptsExtension(
-            excerpts=excerpts, render=render, lock_file=lock_file
+            excerpts=excerpts, render=render, lock_file=lock_file, stylesheet=False
         )
         for name in NEEDED_EXTENSIONS:
             if not _has(config.markdown_extensions, name):
@@ -114,6 +121,31 @@ class PinnedExcerptsPlugin(BasePlugin[PinnedExcerptsConfig]):
         if self.config.stylesheet and STYLESHEET not in config.extra_css:
             config.extra_css.append(STYLESHEET)
         return config
+
+    def _take_over_listed_extension(self, config: MkDocsConfig, root: Path, lock: Path) -> None:
+        """The extension listed under markdown_extensions (for engines that ignore MkDocs
+        plugins, as Zensical does) gives way to the plugin's own, once its lock is checked to be
+        the plugin's; a site that does not list it is told what those engines would show."""
+        listed = [e for e in config.markdown_extensions if e in EXTENSION_NAMES]
+        for name in listed:
+            given = (config.mdx_configs.pop(name, None) or {}).get("lock")
+            if given is not None and lock_path(root, str(given)).resolve() != lock.resolve():
+                from generator.errors import InputError
+
+                clash = InputError(
+                    f"the plugin's lock is {self.config.lock}, the Markdown extension's {given}:"
+                    " MkDocs would quote one and Zensical the other",
+                    file="mkdocs.yml",
+                    entry=name,
+                    fix="give both the same `lock`, or leave it out of one",
+                )
+                raise PluginError(f"Pinned excerpts: {clash}")
+            config.markdown_extensions.remove(name)
+        if not listed:
+            log.info(
+                "Pinned excerpts: engines that ignore MkDocs plugins (Zensical) would show the"
+                " excerpt blocks as text; list `- pinned_excerpts` under markdown_extensions too"
+            )
 
     def _begin(self, config: MkDocsConfig, lock: Path, cache: Path) -> None:
         """Take the site's build lock and build into a staging folder (on_shutdown publishes it,

@@ -283,6 +283,8 @@ def file_entry(repo: Repo, path: str, file: FullFile, command: str) -> FileId:
 def run_verify(args: argparse.Namespace) -> int:
     site = _site(args)
     lock = _load(site)
+    if site.note:
+        print(f"note: {site.note}")
     # Raising evidence reads every file afresh at its commit: from GitHub, or from a clone (git's
     # object ids bind a commit to its bytes just as GitHub's permalinks do), never from a cache.
     from_clone = args.raise_evidence and not args.online

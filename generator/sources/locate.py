@@ -13,7 +13,7 @@ verify` reads and fills the same cache as the build:
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,11 @@ from generator.sources.lock import display_path
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
 SITE_LOCK = "sources/lock.toml"  # Inside the Model's own (generator/inputs.py: LOCK_FILE)
 MAX_CONFIG_BYTES = 1 << 20  # a mkdocs.yml is a page of settings
+PLUGIN_ONLY = (
+    "mkdocs.yml enables the pinned-excerpts plugin only: engines that ignore MkDocs plugins"
+    " (Zensical) would publish the excerpt blocks as text; list `- pinned_excerpts` under"
+    " markdown_extensions too (the plugin takes its place under MkDocs)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class SiteLock:
     options: dict[str, Any] = field(default_factory=dict)  # the site plugin's options
     in_site: bool = True  # False: a --lock of no site (root is its folder; messages name it whole)
     docs: Path | None = None  # the site's docs_dir: the pages `itm bump` keeps in step with it
+    note: str = ""  # what the site's configuration means elsewhere, for the commands to print
 
 
 def find_config(start: Path) -> Path | None:
@@ -78,6 +84,8 @@ def site_lock(config_file: Path) -> SiteLock:
             file=str(config_file),
             fix="give both the same `lock`, or leave it out of one (the default is the same)",
         )
+    if found and not any(name in extensions for name in EXTENSION_NAMES):
+        return replace(found[0], note=PLUGIN_ONLY)
     if found:
         return found[0]
     for name in ("inside-the-model", "itm"):
