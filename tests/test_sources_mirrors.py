@@ -26,6 +26,7 @@ from tests.sources_helpers import (
     isolated_env,
     line_of,
     lines_text,
+    make_upstream,
     refused_url,
     repo_table,
     sdist_bytes,
@@ -223,3 +224,22 @@ def test_a_bad_request_is_a_clear_error(tmp_path, index, capsys, args, problem, 
     err = capsys.readouterr().err
     assert problem in err and "fix:" in err and fix in err.split("fix:")[1], err
     assert "Traceback" not in err
+
+
+def test_a_clone_gives_the_pins_text_and_a_missing_one_is_refused(
+    tmp_path: Path, index, capsys
+) -> None:
+    """With the text from a clone (not cached) each run is placed on its own, as from the cache;
+    a --git that names no clone is refused before anything is fetched."""
+    upstream = tmp_path / "upstream"
+    commit = make_upstream(upstream, {PATH: TOY_V1})
+    two = excerpt_table("toy.two", TOY_V1, lines=[list(HELPER), list(TAIL)])
+    lock = write(tmp_path / "lock.toml", repo_table(commit) + two)
+    add = ["mirror", "add", "toy-vendor==2.0", "--lock", str(lock)]
+    assert main([*add, "--git", str(tmp_path / "nowhere")]) == 2
+    assert "--git names" in capsys.readouterr().err and not load_lock(lock).mirrors
+    assert main([*add, "--git", str(upstream)]) == 0
+    assert sorted((m.lines, m.offset) for m in load_lock(lock).mirrors) == [
+        ((HELPER,), 2),
+        ((TAIL,), 5),
+    ]

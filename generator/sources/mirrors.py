@@ -50,7 +50,7 @@ from generator.sources.pypi import (
     index_files,
     project_url,
 )
-from generator.sources.resolve import LARGEST_SOURCE, Resolver
+from generator.sources.resolve import LARGEST_SOURCE, Resolver, check_clones
 from generator.store import Store
 
 MAX_WINDOW = 40  # releases one --window may download
@@ -232,13 +232,15 @@ def pin_texts(
     """The pins whose verified text is at hand without the network: from the cache or a clone."""
     from generator.sources.commands import _git_dirs
 
+    given = _git_dirs(git, None, lock)
+    check_clones(lock, given, option="--git")  # a clone named but not there is refused
     resolver = Resolver.for_settings(
         lock,
         settings,
         cache_dir=cache_dir or settings.cache_dir,
         offline=True,
         sources=("cache", "git"),
-        git_dirs={**settings.git_dirs, **_git_dirs(git, None, lock)},
+        git_dirs={**settings.git_dirs, **given},
     )
     texts: dict[str, str] = {}
     for pin in pins:
