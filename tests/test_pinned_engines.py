@@ -130,17 +130,33 @@ def test_the_plugins_and_the_extensions_locks_must_agree(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("route", ["plugin", "extension"])
 def test_a_block_left_unexpanded_is_refused(tmp_path: Path, route: str) -> None:
-    """`> /// excerpt | ID` in a blockquote was published as the raw text of the block."""
-    quoted = "# Toy\n\n> Quoted:\n>\n> /// excerpt | toy.helper\n> ///\n"
-    site = make_toy_site(tmp_path, page=quoted)
+    """A block something hid from the preprocessor (here a line of inline code that looks like
+    a fence) was published as the raw text of the block; on either route it stops the build."""
+    hidden = "# Toy\n\n```x``` is inline code.\n\n/// excerpt | toy.helper\n///\n"
+    site = make_toy_site(tmp_path, page=hidden)
     if route == "extension":
         extension_only(site)
     done = build_with(site, "mkdocs")
     assert done.returncode != 0, done.stdout
     assert "docs/index.md" in done.stderr or route == "extension"
-    assert "a block was left unexpanded: '/// excerpt | toy.helper'" in done.stderr
-    assert "never after `>`" in done.stderr and "Traceback" not in done.stderr
+    assert "'toy.helper'" in done.stderr and "would be published as raw text" in done.stderr
+    assert "Traceback" not in done.stderr
     assert not (site.site / "index.html").exists()
+
+
+@pytest.mark.parametrize("route", ["plugin", "extension"])
+def test_a_block_in_a_blockquote_is_a_card_on_either_route(tmp_path: Path, route: str) -> None:
+    quoted = "# Toy\n\n> Quoted:\n>\n> /// excerpt | toy.helper\n> ///\n"
+    site = make_toy_site(tmp_path, page=quoted)
+    if route == "extension":
+        extension_only(site)
+    done = build_with(site, "mkdocs")
+    assert done.returncode == 0, done.stderr
+    from bs4 import BeautifulSoup
+
+    quote = BeautifulSoup((site.site / "index.html").read_text(), "html.parser").blockquote
+    assert quote is not None and quote.select_one(".pinned-excerpt") is not None
+    assert not any(p.get_text().startswith("///") for p in quote.find_all("p"))
 
 
 def test_the_syntax_in_code_is_not_refused(tmp_path: Path) -> None:
