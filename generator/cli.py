@@ -17,7 +17,7 @@ from generator.errors import InputError, install_hint, lacking, missing_package
 # agree): each exposes `register(subparsers) -> None` and sets `func=` via `set_defaults`.
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "generator.accounting_cli": ("numbers",),
-    "generator.sources.commands": ("verify", "pin", "bump"),
+    "generator.sources.commands": ("verify", "pin", "bump", "claim"),
     "generator.sources.mirrors": ("mirror",),
     "generator.forward.commands": ("forward", "train-standin", "check-heads"),
     "generator.expand": ("expand",),

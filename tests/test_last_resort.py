@@ -189,7 +189,7 @@ def test_a_bug_in_the_extension_alone_is_one_line(tmp_path: Path, monkeypatch) -
     with pytest.raises(PluginError) as raised:
         markdown.markdown(
             "/// excerpt | toy.helper\n///\n",
-            extensions=["pymdownx.superfences", "pinned_excerpts"],
+            extensions=["attr_list", "pymdownx.superfences", "pinned_excerpts"],
             extension_configs={"pinned_excerpts": {"lock": str(site.lock)}},
         )
     assert "\n" not in str(raised.value)
