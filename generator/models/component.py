@@ -67,3 +67,51 @@ def pages_in_order(registry: tuple[Component, ...]) -> list[Component]:
             seen.add(component.page)
             ordered.append(component)
     return ordered
+
+
+# The whole model of a decoder family with an untied lm_head and rotary positions: the formula its
+# page heads with (the frontier families share it).
+MODEL_FORMULA = (
+    r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
+    r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
+    r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
+    r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
+)
+
+
+def whole_model(
+    page: str, role: str, code: tuple[str, ...], sources: tuple[Source, ...]
+) -> Component:
+    """A family's "model" component: token ids in, next-token probabilities out."""
+    return Component(
+        key="model",
+        title="The whole model",
+        short="Whole model",
+        kicker="Model",
+        role=role,
+        page=page,
+        learned=True,
+        formula=MODEL_FORMULA,
+        inputs=(Tensor("x", TOKEN_IDS),),
+        outputs=(Tensor("P", LOGITS),),
+        code=code,
+        sources=sources,
+    )
+
+
+def decoder_layer(page: str, title: str, role: str, formula: str = "") -> Component:
+    """A family's "block" component drawn as the map's layer frame, whose page is the family's:
+    that page shows the layers' sums, so it makes no table of one layer."""
+    return Component(
+        key="block",
+        title=title,
+        short="Layer",
+        kicker="Decoder layer",
+        role=role,
+        page=page,
+        learned=True,
+        tables=False,
+        formula=formula,
+        inputs=(Tensor("H", RESIDUAL),),
+        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
+    )

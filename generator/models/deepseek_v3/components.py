@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from generator.models.component import LOGITS, RESIDUAL, TOKEN_IDS, Component, Source, Tensor
+from generator.models.component import (
+    RESIDUAL,
+    Component,
+    Source,
+    Tensor,
+    decoder_layer,
+    whole_model,
+)
 from generator.models.mixtral.components import _from_llama
 
 ATTENTION = Component(
@@ -118,38 +125,17 @@ COMPONENTS: tuple[Component, ...] = (
     _from_llama("ln2"),
     DENSE,
     EXPERTS,
-    Component(
-        key="block",
-        title="Decoder layer: latent attention, a dense MLP or experts",
-        short="Layer",
-        kicker="Decoder layer",
-        role="Llama's pre-norm layer with latent attention; the first layers keep a dense MLP, "
-        "the rest have experts.",
-        page="deepseek-v3/index.md",
-        learned=True,
-        tables=False,  # its family page shows the layers' sum, not a table of one
-        inputs=(Tensor("H", RESIDUAL),),
-        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
+    decoder_layer(
+        "deepseek-v3/index.md",
+        "Decoder layer: latent attention, a dense MLP or experts",
+        "Llama's pre-norm layer with latent attention; the first layers keep a dense MLP, the "
+        "rest have experts.",
     ),
     _from_llama("lnf"),
     _from_llama("unembed"),
-    Component(
-        key="model",
-        title="The whole model",
-        short="Whole model",
-        kicker="Model",
-        role="Token ids in, a probability for every next token out: 61 layers of latent "
-        "attention, 58 of them with 256 experts of which each token runs 8, and a shared one.",
-        page="deepseek-v3/model.md",
-        learned=True,
-        formula=(
-            r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
-            r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
-            r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
-            r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
-        ),
-        inputs=(Tensor("x", TOKEN_IDS),),
-        outputs=(Tensor("P", LOGITS),),
+    whole_model(
+        "deepseek-v3/model.md",
+        "Token ids in, a probability for every next token out: latent attention in every layer, and past the first few, experts of which each token runs a few and a shared one.",
         code=("deepseek-v3.config-defaults",),
         sources=(
             Source(

@@ -5,7 +5,14 @@ own, with gpt-oss's numbers and code."""
 
 from __future__ import annotations
 
-from generator.models.component import LOGITS, RESIDUAL, TOKEN_IDS, Component, Source, Tensor
+from generator.models.component import (
+    RESIDUAL,
+    Component,
+    Source,
+    Tensor,
+    decoder_layer,
+    whole_model,
+)
 from generator.models.mixtral.components import _from_llama
 
 HEADS = ("B batch", "{n_head} heads", "T positions", "{d_head} d_head")
@@ -94,38 +101,17 @@ COMPONENTS: tuple[Component, ...] = (
     ATTENTION,
     _from_llama("ln2"),
     EXPERTS,
-    Component(
-        key="block",
-        title="Decoder layer: sliding or full, with experts",
-        short="Layer",
-        kicker="Decoder layer",
-        role="Llama's pre-norm layer with gpt-oss's attention and experts; layers alternate "
-        "between a sliding window and full attention.",
-        page="gpt-oss/index.md",
-        learned=True,
-        tables=False,  # its family page shows the layers' sum, not a table of one
-        inputs=(Tensor("H", RESIDUAL),),
-        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
+    decoder_layer(
+        "gpt-oss/index.md",
+        "Decoder layer: sliding or full, with experts",
+        "Llama's pre-norm layer with gpt-oss's attention and experts; layers alternate between a "
+        "sliding window and full attention.",
     ),
     _from_llama("lnf"),
     _from_llama("unembed"),
-    Component(
-        key="model",
-        title="The whole model",
-        short="Whole model",
-        kicker="Model",
-        role="Token ids in, a probability for every next token out: 36 layers, half of them "
-        "windowed, each running four of its 128 experts per token.",
-        page="gpt-oss/model.md",
-        learned=True,
-        formula=(
-            r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
-            r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
-            r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
-            r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
-        ),
-        inputs=(Tensor("x", TOKEN_IDS),),
-        outputs=(Tensor("P", LOGITS),),
+    whole_model(
+        "gpt-oss/model.md",
+        "Token ids in, a probability for every next token out: half the layers windowed, each running a few of its experts per token.",
         code=("gpt-oss.config-defaults",),
         sources=(
             Source(

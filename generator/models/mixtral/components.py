@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from generator.models.component import LOGITS, RESIDUAL, TOKEN_IDS, Component, Source, Tensor
+from generator.models.component import (
+    RESIDUAL,
+    Component,
+    Source,
+    Tensor,
+    decoder_layer,
+    whole_model,
+)
 from generator.models.llama.components import COMPONENTS as LLAMA
 
 SHARED = ("wte", "ln1", "rope", "attention", "ln2", "lnf", "unembed")
@@ -64,15 +71,10 @@ COMPONENTS: tuple[Component, ...] = (
     _from_llama("attention"),
     _from_llama("ln2"),
     EXPERTS,
-    Component(
-        key="block",
-        title="Decoder layer with experts",
-        short="Layer",
-        kicker="Decoder layer",
-        role="Mistral's pre-norm layer, with the mixture of experts where the MLP was.",
-        page="mixtral/index.md",  # drawn as the map's frame: its family page
-        learned=True,
-        tables=False,  # its family page shows the layers' sum, not a table of one
+    decoder_layer(
+        "mixtral/index.md",
+        "Decoder layer with experts",
+        "Mistral's pre-norm layer, with the mixture of experts where the MLP was.",
         formula=(
             r"\begin{aligned} H' &= H + {\htmlData{light=attention}{\operatorname{Attn}}}"
             r"({\htmlData{light=ln1}{\operatorname{RMS}_1}}(H)) \\ "
@@ -80,28 +82,12 @@ COMPONENTS: tuple[Component, ...] = (
             r"{\htmlData{light=experts}{\operatorname{MoE}}}"
             r"({\htmlData{light=ln2}{\operatorname{RMS}_2}}(H')) \end{aligned}"
         ),
-        inputs=(Tensor("H", RESIDUAL),),
-        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
     ),
     _from_llama("lnf"),
     _from_llama("unembed"),
-    Component(
-        key="model",
-        title="The whole model",
-        short="Whole model",
-        kicker="Model",
-        role="Token ids in, a probability for every next token out: 32 layers, each reading two "
-        "of its eight experts per token.",
-        page="mixtral/model.md",
-        learned=True,
-        formula=(
-            r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
-            r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
-            r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
-            r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
-        ),
-        inputs=(Tensor("x", TOKEN_IDS),),
-        outputs=(Tensor("P", LOGITS),),
+    whole_model(
+        "mixtral/model.md",
+        "Token ids in, a probability for every next token out: every layer reads two of its eight experts per token.",
         code=("mixtral.decoder-layer", "mixtral.config-defaults"),
         sources=(
             Source(
