@@ -154,3 +154,15 @@ def test_weights_missing_an_expert_or_carrying_an_extra_are_refused() -> None:
             forward(changed, cfg, np.array([1, 2]))
         assert caught.value.entry == name
         assert f"expected [{cfg.experts.n_experts}" in caught.value.problem
+
+
+def test_stacked_experts_with_their_last_axes_swapped_are_told_so() -> None:
+    from generator.errors import InputError
+
+    cfg = TINY[3]  # a Mixtral spec: [E, 2I, d] per layer (gpt-oss stores [E, d, 2I])
+    weights = random_weights(cfg, seed=1)
+    name = "model.layers.0.mlp.experts.gate_up_proj"
+    swapped = {**weights, name: weights[name].transpose(0, 2, 1)}
+    with pytest.raises(InputError) as caught:
+        forward(swapped, cfg, np.array([1, 2]))
+    assert caught.value.entry == name and "last two axes are swapped" in (caught.value.fix or "")

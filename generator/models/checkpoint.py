@@ -107,6 +107,11 @@ def shape_hint(
         return (
             f"the matrix is stored transposed: {cfg.family} keeps it as {list(want)}; transpose it"
         )
+    if len(shape) > 2 and shape[:-2] + shape[:-3:-1] == want:  # stacked experts, [in, out] swapped
+        return (
+            f"its last two axes are swapped: {cfg.family} keeps it as {list(want)} (each expert's"
+            " matrix as its checkpoint lays it out); transpose those two axes"
+        )
     return size_hint(found, cfg, expected) or (
         f"write it with shape {list(want)}: the weights' layer count and width are {cfg.name}'s, "
         "this tensor's shape is not"
