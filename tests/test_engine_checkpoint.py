@@ -173,6 +173,52 @@ def test_truncated_data_names_the_tensor(tmp_path):
     assert error.entry == last
 
 
+def test_bytes_after_the_last_tensor_are_refused(tmp_path):
+    """The package refuses a file its tensors do not cover exactly (the old reader took one)."""
+    path = save(tmp_path / "long.safetensors", toy_weights(TOY))
+    path.write_bytes(path.read_bytes() + b"\0" * 12)
+    rejects(path, TOY, "12 bytes follow the last tensor's")
+
+
+def test_a_header_length_of_3_gb_is_refused_before_it_is_read(tmp_path):
+    """The package reads at most 100 MB of header, whatever the length field claims."""
+    path = tmp_path / "huge.safetensors"
+    with path.open("wb") as handle:  # sparse: 3 GB on disk costs nothing
+        handle.write(struct.pack("<Q", 3 << 30) + b"{}")
+        handle.truncate((3 << 30) + 64)
+    rejects(path, TOY, "header claims 3,221,225,472 bytes", "100,000,000 at most")
+
+
+def test_a_file_cut_short_while_it_is_read(tmp_path, monkeypatch):
+    """The tensors are read with pread: a file truncated after its header was checked is an
+    InputError (a memory map of it, as the old reader made, dies of SIGBUS)."""
+    import generator.engine.safetensors_file as reader
+
+    path = save(tmp_path / "cut.safetensors", toy_weights(TOY))
+    real_check = reader.check_shapes
+
+    def check_then_cut(*args, **kwargs):
+        real_check(*args, **kwargs)
+        path.write_bytes(path.read_bytes()[:100])
+
+    monkeypatch.setattr(reader, "check_shapes", check_then_cut)
+    rejects(path, TOY, "cannot read it")
+
+
+@pytest.mark.parametrize("keep", [0, 5, 8 + 20, -1, -4])
+def test_bytes_in_memory_get_the_errors_a_file_gets(tmp_path, keep):
+    """parse_safetensors (the stand-in's reader, bytes checked against a pin) and
+    load_safetensors say the same of the same bytes."""
+    from generator.engine.safetensors_file import parse_safetensors
+
+    raw = save(tmp_path / "full.safetensors", toy_weights(TOY)).read_bytes()
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes(raw[:keep])
+    with pytest.raises(InputError) as caught:
+        parse_safetensors(cut.read_bytes(), TOY, str(cut))
+    assert str(caught.value) == str(rejects(cut, TOY))
+
+
 def test_not_a_safetensors_file(tmp_path):
     path = tmp_path / "x.safetensors"
     path.write_bytes(struct.pack("<Q", 6) + b"{nope}")

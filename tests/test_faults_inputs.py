@@ -117,11 +117,17 @@ def test_a_web_assets_file_that_is_not_a_file_is_an_input_error(tmp_path: Path, 
     assert caught.value.file == "sources/web-assets.toml" and "cannot read it" in str(caught.value)
 
 
-def test_a_safetensors_header_of_nested_brackets(tmp_path: Path) -> None:
-    header = b"[" * 100_000 + b"]" * 100_000
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "header is not a JSON object"),
+        (b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+    ],
+)
+def test_a_safetensors_header_of_nested_brackets(tmp_path: Path, header, problem) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header)
-    with pytest.raises(InputError, match="nested too deeply"):
+    with pytest.raises(InputError, match=problem):
         load_safetensors(path, CONFIGS["gpt2"])
 
 

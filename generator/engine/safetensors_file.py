@@ -1,30 +1,35 @@
 """Load a model's weights (any family) from a safetensors file, checking every name, shape and dtype.
 
-Reads the format directly (8-byte little-endian header length, a JSON header, then raw
-little-endian tensor bytes), so the engine needs neither torch nor the safetensors package.
-Accepts the hub's names ("h.0.attn.c_attn.weight", "wte.weight") and those of transformers'
-GPT2LMHeadModel.state_dict() ("transformer.h.0..."); ignores the causal-mask buffers
-("h.N.attn.bias", "h.N.attn.masked_bias") and an "lm_head.weight" equal to wte (tied).
+The `safetensors` package reads the file (`safe_open(framework="np")`, or `deserialize` for
+bytes already in memory) and checks its layout: an 8-byte header length of at most 100 MB, a
+JSON header whose entries tile the data section exactly, and nothing after them. This wrapper
+adds what the package lacks: its errors become one-line InputErrors naming the file (and the
+tensor cut off by a truncation) with the fix; names and shapes are checked against the size's
+tensors before any tensor is read, so a read never exceeds the weights the caller's config
+expects; and BF16 (Llama's and Mistral's dtype, which numpy lacks) is read through ml_dtypes'
+bfloat16 and widened exactly to float32. Accepts the hub's names ("h.0.attn.c_attn.weight") and
+those of transformers' state_dict() ("transformer.h.0..."); ignores the causal-mask buffers
+("h.N.attn.bias", "h.N.attn.masked_bias", never read) and an "lm_head.weight" equal to wte (tied).
 Nothing is downloaded: the caller supplies the file.
 
-Why our own reader rather than the `safetensors` package: the build must not need torch, and
-`safetensors.numpy` cannot load BF16 (numpy has no bfloat16), the dtype Llama and Mistral
-checkpoints ship in. Here BF16 is read as raw 16-bit words and widened exactly to float32;
-every header entry is checked (name, shape, dtype, offsets inside the file) and a problem is an
-error naming the file, the tensor and the fix, where the package raises a generic exception.
+The writer stays ours: the package's `save` orders the tensors by dtype before name and writes
+each entry's keys as dtype, shape, data_offsets, so its bytes differ from those of the committed
+stand-in (sources/standin.safetensors), whose pinned sha256 they must keep.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+from safetensors import SafetensorError, deserialize, safe_open
 
 from generator.checked_io import what_is
 from generator.config import ModelConfig
@@ -32,15 +37,14 @@ from generator.engine.layers import Weights
 from generator.errors import InputError
 from generator.models.checkpoint import check_shapes
 
-# safetensors dtype -> numpy dtype as stored (little-endian). BF16 is read as raw bits.
-FLOAT_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2"}
-OTHER_DTYPES = {
-    "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
-    "F8_E4M3": 1, "F8_E5M2": 1,
-}  # fmt: skip
+# The float dtypes read, as numpy names them (ml_dtypes adds bfloat16); all but F64 give float32.
+NUMPY = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bfloat16"}
 BUFFERS = re.compile(r"h\.\d+\.attn\.(bias|masked_bias)$")  # causal-mask buffers, not weights
 PREFIX = "transformer."
-MAX_HEADER = 100 * 1024 * 1024
+MAX_HEADER = 100_000_000  # the package's own limit on a header's length
+RESAVE = "re-save the checkpoint with safetensors"
+REFETCH = "re-download or re-save the checkpoint; compare its size and sha256 with the pin"
+Specs = dict[str, tuple[str, tuple[int, ...]]]  # stored name -> (dtype, shape)
 
 
 def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
@@ -51,70 +55,40 @@ def load_safetensors(path: str | Path, cfg: ModelConfig) -> Weights:
     """
     path = Path(path)
     where = str(path)
-    if not path.is_file():  # a FIFO would block, a device never end: neither is memory-mapped
+    if not path.is_file():  # a FIFO would block, a device never end
         problem = f"is {what_is(path)}, not a file" if path.exists() else "not found"
         raise InputError(
             f"checkpoint {problem}",
             file=where,
             fix="pass the path of a local model.safetensors (the build never downloads weights)",
         )
-    size = path.stat().st_size
-    # Map the file instead of reading it: only the tensors' copies take memory.
-    raw = np.memmap(path, dtype=np.uint8, mode="r") if size else np.zeros(0, np.uint8)
-    return parse_safetensors(raw, cfg, where)[0]
+    try:  # pread, not a memory map: a file cut short while being read is an error, not SIGBUS
+        with safe_open(path, framework="np", backend="pread") as handle:
+            parts = {name: handle.get_slice(name) for name in handle.offset_keys()}  # file order
+            specs = {name: (p.get_dtype(), tuple(p.get_shape())) for name, p in parts.items()}
+            return _checked(specs, handle.get_tensor, cfg, where)
+    except SafetensorError as error:
+        raise _layout_error(str(error), *_head(path), where) from None
+    except OSError as error:  # unreadable, or changed while being read
+        raise InputError(f"cannot read it: {error}", file=where, fix=REFETCH) from None
 
 
-def parse_safetensors(
-    raw: bytes | np.ndarray, cfg: ModelConfig, where: str
-) -> tuple[Weights, dict[str, str]]:
+def parse_safetensors(raw: bytes, cfg: ModelConfig, where: str) -> tuple[Weights, dict[str, str]]:
     """(weights, the header's __metadata__) from a safetensors file's bytes, checked as
     load_safetensors checks a file; `where` names the file in errors."""
-    raw = np.frombuffer(raw, dtype=np.uint8) if isinstance(raw, bytes) else raw
-    header, data = _split(raw, where)
-    metadata = header.get("__metadata__") or {}
-    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise InputError(
-            "__metadata__ is not a map of strings", file=where, fix="re-save the checkpoint"
-        )
-    tensors = _tensor_entries(header, where)
+    try:
+        stored = deserialize(raw)
+    except SafetensorError as error:
+        raise _layout_error(str(error), raw[: 8 + MAX_HEADER], len(raw), where) from None
+    specs = {name: (spec["dtype"], tuple(spec["shape"])) for name, spec in stored}
+    tensors = {name: spec["data"] for name, spec in stored}
+    (n_header,) = struct.unpack("<Q", raw[:8])  # deserialize has checked the header
+    metadata = json.loads(raw[8 : 8 + n_header]).get("__metadata__") or {}
 
-    from generator.models import get_family  # the families import this package's siblings
+    def read(name: str) -> np.ndarray:
+        return np.frombuffer(tensors[name], NUMPY[specs[name][0]]).reshape(specs[name][1])
 
-    expected = get_family(cfg.family).weight_shapes(cfg)
-    embedding = next(iter(expected))  # every family lists its token embedding first
-    shapes: dict[str, tuple[int, ...]] = {}  # by engine name, in the file's order
-    stored_as: dict[str, str] = {}
-    for stored_name, entry in tensors.items():
-        name = stored_name.removeprefix(PREFIX)
-        if BUFFERS.match(name):
-            continue
-        if name in shapes:
-            raise InputError(
-                "tensor stored twice (with and without the 'transformer.' prefix)",
-                file=where,
-                entry=stored_name,
-                fix="keep one copy of each tensor",
-            )
-        shapes[name] = tuple(entry["shape"])
-        stored_as[name] = stored_name
-    # A tied family (GPT-2) has no lm_head: a file may keep a copy of the embedding under that
-    # name (checked below).
-    if "lm_head.weight" in shapes and "lm_head.weight" not in expected:
-        expected_here = {**expected, "lm_head.weight": (cfg.vocab_size, cfg.d_model)}
-    else:
-        expected_here = expected
-    check_shapes(shapes, cfg, expected_here, file=where)
-    found = {name: _read(tensors[stored_as[name]], data, stored_as[name], where) for name in shapes}
-    lm_head = found.pop("lm_head.weight", None) if "lm_head.weight" not in expected else None
-    if lm_head is not None and not np.array_equal(lm_head, found[embedding]):
-        raise InputError(
-            f"lm_head.weight differs from {embedding}; {cfg.label} ties them and the engine uses "
-            f"{embedding}",
-            file=where,
-            entry="lm_head.weight",
-            fix="use a checkpoint with tied embeddings (GPT-2's own are)",
-        )
-    return {name: found[name] for name in expected}, metadata
+    return _checked(specs, read, cfg, where), metadata
 
 
 def write_safetensors(
@@ -154,66 +128,53 @@ def safetensors_bytes(
     return buffer.getvalue()
 
 
-def _split(raw: np.ndarray, where: str) -> tuple[dict, np.ndarray]:
-    """The parsed JSON header and the data section that follows it."""
-    if len(raw) < 8:
-        raise InputError(
-            f"file is {len(raw)} bytes: too short to be safetensors (truncated?)",
-            file=where,
-            fix="re-save or re-download the checkpoint",
-        )
-    (n_header,) = struct.unpack("<Q", raw[:8].tobytes())
-    if n_header > min(MAX_HEADER, len(raw) - 8):
-        raise InputError(
-            f"header claims {n_header:,} bytes but the file has {len(raw) - 8:,} after the length "
-            "(truncated, or not a safetensors file)",
-            file=where,
-            fix="re-save or re-download the checkpoint",
-        )
-    try:
-        header = json.loads(raw[8 : 8 + n_header].tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
-        raise InputError(
-            f"header is not valid JSON ({why})",
-            file=where,
-            fix="re-save the checkpoint with safetensors",
-        ) from None
-    if not isinstance(header, dict):
-        raise InputError("header is not a JSON object", file=where, fix="re-save the checkpoint")
-    return header, raw[8 + n_header :]
+def _checked(
+    specs: Specs, read: Callable[[str], np.ndarray], cfg: ModelConfig, where: str
+) -> Weights:
+    """The tensors cfg's family expects, their names and shapes checked before any is read."""
+    from generator.models import get_family  # the families import this package's siblings
 
-
-def _tensor_entries(header: dict, where: str) -> dict[str, dict]:
-    """Header entries other than __metadata__, each checked for dtype, shape and offsets."""
-    entries = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
+    expected = get_family(cfg.family).weight_shapes(cfg)
+    embedding = next(iter(expected))  # every family lists its token embedding first
+    stored_as: dict[str, str] = {}  # engine name -> stored name, in the file's order
+    for stored_name in specs:
+        name = stored_name.removeprefix(PREFIX)
+        if BUFFERS.match(name):
             continue
-        ok = (
-            isinstance(entry, dict)
-            and isinstance(entry.get("dtype"), str)
-            and isinstance(entry.get("shape"), list)
-            and all(isinstance(n, int) and n >= 0 for n in entry["shape"])
-            and isinstance(entry.get("data_offsets"), list)
-            and len(entry["data_offsets"]) == 2
-            and all(isinstance(n, int) and n >= 0 for n in entry["data_offsets"])
-        )
-        if not ok:
+        if name in stored_as:
             raise InputError(
-                "malformed header entry (needs dtype, shape and data_offsets [begin, end])",
+                "tensor stored twice (with and without the 'transformer.' prefix)",
                 file=where,
-                entry=name,
-                fix="re-save the checkpoint with safetensors",
+                entry=stored_name,
+                fix="keep one copy of each tensor",
             )
-        entries[name] = entry
-    return entries
+        stored_as[name] = stored_name
+    # A tied family (GPT-2) has no lm_head: a file may keep a copy of the embedding under that
+    # name (checked below).
+    if "lm_head.weight" in stored_as and "lm_head.weight" not in expected:
+        expected_here = {**expected, "lm_head.weight": (cfg.vocab_size, cfg.d_model)}
+    else:
+        expected_here = expected
+    shapes = {name: specs[stored][1] for name, stored in stored_as.items()}
+    check_shapes(shapes, cfg, expected_here, file=where)
+    found = {
+        name: _read(read, specs[stored][0], stored, where) for name, stored in stored_as.items()
+    }
+    lm_head = found.pop("lm_head.weight", None) if "lm_head.weight" not in expected else None
+    if lm_head is not None and not np.array_equal(lm_head, found[embedding]):
+        raise InputError(
+            f"lm_head.weight differs from {embedding}; {cfg.label} ties them and the engine uses "
+            f"{embedding}",
+            file=where,
+            entry="lm_head.weight",
+            fix="use a checkpoint with tied embeddings (GPT-2's own are)",
+        )
+    return {name: found[name] for name in expected}
 
 
-def _read(entry: dict, data: np.ndarray, name: str, where: str) -> np.ndarray:
-    """One tensor's bytes as a float array (float32, or float64 when stored as F64)."""
-    dtype = entry["dtype"]
-    if dtype not in FLOAT_DTYPES:
+def _read(read: Callable[[str], np.ndarray], dtype: str, name: str, where: str) -> np.ndarray:
+    """One tensor as a float array: float32, or float64 when stored as F64."""
+    if dtype not in NUMPY:
         raise InputError(
             f"dtype {dtype}; weights are floating point (F32 as GPT-2's hub files store them, "
             "BF16 as Llama's do; F16 and F64 are accepted too)",
@@ -221,25 +182,73 @@ def _read(entry: dict, data: np.ndarray, name: str, where: str) -> np.ndarray:
             entry=name,
             fix="re-export the checkpoint with float weights, e.g. model.float().save_pretrained()",
         )
-    begin, end = entry["data_offsets"]
-    stored = np.dtype(FLOAT_DTYPES[dtype])
-    n_bytes = int(np.prod(entry["shape"], dtype=np.int64)) * stored.itemsize
-    if end > len(data):
-        raise InputError(
-            f"needs bytes {begin:,}–{end:,} of the data section, which has only {len(data):,} "
+    if dtype == "BF16":
+        import ml_dtypes  # noqa: F401 - gives numpy the bfloat16 dtype the package asks for
+    array = read(name)
+    return array if dtype in ("F32", "F64") else array.astype(np.float32)  # exact widening
+
+
+def _head(path: Path) -> tuple[bytes, int]:
+    """The file's header length and the header it claims, if the file and the package's limit
+    hold it, and the file's size: what the package's error is about."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            length = file.read(8)
+            (n_header,) = struct.unpack("<Q", length) if len(length) == 8 else (0,)
+            return length + file.read(n_header if n_header <= min(size, MAX_HEADER) else 0), size
+    except OSError:
+        return b"", 0
+
+
+def _layout_error(message: str, head: bytes, size: int, where: str) -> InputError:
+    """The package's complaint about a file's layout (`head`: its first bytes, `size` bytes in
+    all) as an InputError saying what is wrong."""
+    about, _, said = message.partition(": ")
+    if not about.startswith("Error while deserializing"):  # changed after its header was read
+        return InputError(f"cannot read it ({message})", file=where, fix=REFETCH)
+    (n_header,) = struct.unpack("<Q", head[:8]) if len(head) >= 8 else (0,)
+    if said.startswith("incomplete metadata"):  # the tensors and the data section differ
+        return _coverage_error(head[8 : 8 + n_header], size - 8 - n_header, where)
+    if said in ("header too small", "header too large", "invalid header length"):
+        problem = (
+            f"header claims {n_header:,} bytes but the file has {size - 8:,} after the length "
+            "(truncated, or not a safetensors file)"
+        )
+        if size < 8:
+            problem = f"file is {size:,} bytes: too short to be safetensors (truncated?)"
+        elif n_header > MAX_HEADER:
+            problem = f"header claims {n_header:,} bytes; safetensors reads {MAX_HEADER:,} at most"
+        return InputError(problem, file=where, fix=REFETCH)
+    why = said.removeprefix("invalid JSON in header: ")
+    why = "nested too deeply" if "recursion limit" in why else why
+    problem = f"header is not valid JSON ({why})" if why != said else f"not safetensors ({said})"
+    if "expected struct HashMetadata" in why:  # an array, a number: not a map of tensors
+        problem = "header is not a JSON object"
+    return InputError(problem, file=where, fix=RESAVE)
+
+
+def _coverage_error(header: bytes, data: int, where: str) -> InputError:
+    """The tensors and the data section (`data` bytes) do not match: name the first tensor cut
+    off, or count the bytes after the last (the package has checked the header otherwise)."""
+    offsets = {
+        name: entry["data_offsets"]
+        for name, entry in json.loads(header).items()
+        if name != "__metadata__"
+    }
+    cut = sorted((begin, end, name) for name, (begin, end) in offsets.items() if end > data)
+    if cut:
+        begin, end, name = cut[0]
+        return InputError(
+            f"needs bytes {begin:,}–{end:,} of the data section, which has only {data:,} "
             "(the file is truncated)",
             file=where,
             entry=name,
-            fix="re-download or re-save the checkpoint; compare its size and sha256 with the pin",
+            fix=REFETCH,
         )
-    if end - begin != n_bytes:
-        raise InputError(
-            f"data_offsets span {end - begin:,} bytes; {dtype} {entry['shape']} needs {n_bytes:,}",
-            file=where,
-            entry=name,
-            fix="re-save the checkpoint with safetensors",
-        )
-    array = data[begin:end].view(stored).reshape(entry["shape"])  # a view into the file
-    if dtype == "BF16":  # bfloat16 is the top half of a float32
-        return (array.astype(np.uint32) << 16).view(np.float32)
-    return np.array(array, dtype=np.float64 if dtype == "F64" else np.float32)  # a copy
+    last = max((end for _, end in offsets.values()), default=0)
+    return InputError(
+        f"{data - last:,} bytes follow the last tensor's (not a file safetensors wrote)",
+        file=where,
+        fix=REFETCH,
+    )
