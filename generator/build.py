@@ -65,6 +65,7 @@ FRONT_MATTER: dict[str, tuple[Callable[[object], bool], str, str]] = {
     "page_css": (_is_paths, "a list of docs paths", "[assets/walkthrough.css]"),
     "page_js": (_is_paths, "a list of docs paths", "[assets/walkthrough.js]"),
     "toc_depth": (_is_depth, "a whole number from 1", "2"),
+    "family_section": (_is_text, "a nav section's title", "Llama 2 and Mistral"),
 }
 
 
@@ -79,6 +80,14 @@ def check_front_matter(meta: Mapping[Any, Any], *, page: str) -> None:
                 entry=key,
                 fix=f"write `{key}: {example}`",
             )
+
+
+def family_section(meta: Mapping[Any, Any], section: str | None) -> str | None:
+    """The nav section a page's <title> names after its own (front matter `family_section`, set
+    by each adapter and read by overrides/main.html, so no engine's template needs the page's
+    parent): a page of a family other than GPT-2's (front matter `family`) with no title of its
+    own. "The whole model" is a page of each family; a tab or a bookmark must tell them apart."""
+    return section if meta.get("family") and not meta.get("title") else None
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""`itm expand OUT`: the expanded docs tree, which plain MkDocs, ProperDocs or another engine
-builds without this project's plugin.
+"""`itm expand OUT`: the expanded docs tree, which plain MkDocs, ProperDocs, Zensical or another
+engine builds without this project's plugin (tests/test_expand.py builds it with all three).
 
 The generator's work comes from the build core (generator/build.py), exactly as in a plugin
 build: every page with its {{ macro() }} calls filled, and every generated file (KaTeX's
@@ -271,9 +271,10 @@ def _write_tree(
     them, the theme's overrides and a plain mkdocs.yml."""
     from mkdocs.utils import get_relative_url
 
-    from generator.build import PageSource
+    from generator.build import PageSource, family_section
 
     addresses = [(f.src_uri, f.url) for f in by_path.values()]
+    sections = _nav_sections(config, by_path)
     target = tree / "docs"
     pages = []
     for path in sources:
@@ -295,7 +296,10 @@ def _write_tree(
 
         filled = build.fill(PageSource(path, markdown, meta, url_for), addresses)
         if filled.description is not None and "description" not in meta:
-            head = _with_description(head, filled.description)
+            head = _with_meta(head, "description", filled.description)
+        section = family_section(meta, sections.get(path))
+        if section:  # what the plugin sets from MkDocs' page.parent, which Zensical lacks
+            head = _with_meta(head, "family_section", section)
         _write(target / path, (head + filled.markdown).encode("utf-8"))
         pages.append(path)
     for path, data in generated.items():
@@ -318,9 +322,18 @@ def _docs_files(docs: Path) -> list[str]:
     return found
 
 
-def _with_description(head: str, description: str) -> str:
-    """Front matter with a `description` (what a block said the page shows)."""
-    line = f"description: {json.dumps(description, ensure_ascii=False)}\n"
+def _nav_sections(config: Any, by_path: dict[str, Any]) -> dict[str, str]:
+    """docs path -> the title of the nav section holding the page, as MkDocs builds the nav."""
+    from mkdocs.structure.files import Files
+    from mkdocs.structure.nav import get_navigation
+
+    nav = get_navigation(Files(list(by_path.values())), config)
+    return {page.file.src_uri: page.parent.title for page in nav.pages if page.parent}
+
+
+def _with_meta(head: str, key: str, value: str) -> str:
+    """Front matter with `key: value` added (a description a block gave, a family's section)."""
+    line = f"{key}: {json.dumps(value, ensure_ascii=False)}\n"
     if not head:
         return f"---\n{line}---\n"
     first, _, rest = head.partition("\n")
@@ -342,7 +355,8 @@ def _plain_config(config_file: Path, config: Any) -> str:
         data.setdefault("theme", {})["custom_dir"] = "overrides"
     data["extra_javascript"] = [*data.get("extra_javascript", []), KATEX_JS, RENDER_JS]
     header = (
-        "# The expanded tree of this site (`itm expand`): builds with plain MkDocs + Material.\n"
+        "# The expanded tree of this site (`itm expand`): builds with plain MkDocs + Material,\n"
+        "# ProperDocs or Zensical.\n"
     )
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 

@@ -317,7 +317,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     ) -> str:
         if not self.config.enabled:
             return markdown
-        from generator.build import PageSource
+        from generator.build import PageSource, family_section
         from generator.errors import InputError
         from generator.memo import FilledPage
 
@@ -339,8 +339,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             raise PluginError(f"Inside the Model: {error}") from None
         if filled.description is not None:
             page.meta["description"] = filled.description
-        if page.meta.get("family") and page.parent is not None:  # titled with its family
-            self.family_sections[page.url] = page.parent.title
+        section = family_section(page.meta, page.parent.title if page.parent else None)
+        if section:  # titled with its family
+            page.meta["family_section"] = self.family_sections[page.url] = section
         return filled.markdown
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:

@@ -1,13 +1,16 @@
-"""`itm expand`: the expanded docs tree builds the same site with plain MkDocs + Material and with
-ProperDocs, without this project's plugin: the same pages with the same words and numbers, the
-same generated files, and the math typeset in the browser by the pinned KaTeX."""
+"""`itm expand`: the expanded docs tree builds the same site with plain MkDocs + Material, with
+ProperDocs and with Zensical, without this project's plugin: the same pages with the same words
+and numbers, the same generated files, and the math typeset in the browser by the pinned KaTeX."""
 
 from __future__ import annotations
 
+import posixpath
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
@@ -38,6 +41,14 @@ def expanded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def plain_build(expanded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The expanded tree built by plain MkDocs, once for the tests that compare or load it."""
+    site = tmp_path_factory.mktemp("plain") / "site"
+    build_with("mkdocs", expanded, site)
+    return site
+
+
 def build_with(tool: str, tree: Path, site: Path) -> None:
     from tests.conftest import TEST_SITE_URL
 
@@ -52,10 +63,10 @@ def build_with(tool: str, tree: Path, site: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def article_text(page: Path) -> str:
+def article_text(page: Path | BeautifulSoup) -> str:
     """A page's article as a reader reads it, with the math left out (typeset at build time in
     the site, in the browser in the expanded build)."""
-    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    soup = page if isinstance(page, BeautifulSoup) else parsed(page)
     article = soup.find("article")
     assert article is not None, page
     for math in article.select(".arithmatex"):
@@ -64,32 +75,76 @@ def article_text(page: Path) -> str:
 
 
 def test_plain_mkdocs_and_properdocs_build_the_same_site_from_the_expanded_tree(
-    built_site: Path, expanded: Path, tmp_path: Path
+    built_site: Path, expanded: Path, plain_build: Path, tmp_path: Path
 ) -> None:
-    build_with("mkdocs", expanded, tmp_path / "mkdocs")
     build_with("properdocs", expanded, tmp_path / "properdocs")
     pages = sorted(p.relative_to(built_site) for p in built_site.rglob("*.html"))
-    assert pages == sorted(
-        p.relative_to(tmp_path / "mkdocs") for p in (tmp_path / "mkdocs").rglob("*.html")
-    )
+    assert pages == sorted(p.relative_to(plain_build) for p in plain_build.rglob("*.html"))
     for page in pages:
-        assert article_text(tmp_path / "mkdocs" / page) == article_text(built_site / page), page
-        ours = GENERATOR_TAG.sub(b"", (tmp_path / "mkdocs" / page).read_bytes())
+        assert article_text(plain_build / page) == article_text(built_site / page), page
+        assert title(plain_build / page) == title(built_site / page), page  # a family's named
+        ours = GENERATOR_TAG.sub(b"", (plain_build / page).read_bytes())
         assert ours == GENERATOR_TAG.sub(b"", (tmp_path / "properdocs" / page).read_bytes()), page
     # the generated files the pages load: byte for byte the site's
     for kind in ("figures", "tables", "forward", "walkthrough"):
         for path in (built_site / kind).rglob("*"):
             if path.is_file() and path.suffix != ".html":  # pages were compared above
                 relative = path.relative_to(built_site)
-                assert (tmp_path / "mkdocs" / relative).read_bytes() == path.read_bytes(), relative
+                assert (plain_build / relative).read_bytes() == path.read_bytes(), relative
+
+
+def test_zensical_builds_the_same_pages_from_the_expanded_tree(
+    expanded: Path, plain_build: Path, tmp_path: Path
+) -> None:
+    """Zensical (in a venv of its own: tests/engines_helpers.py) builds the expanded tree with
+    the same pages as MkDocs: each page's article text, <title> and links to the tree's files,
+    and every file of the tree's docs/ that is not a page, byte for byte. It stopped building on
+    2026-12-03: overrides/main.html read `page.meta.family` (MiniJinja refuses a missing key) and
+    `page.parent` (Zensical has none)."""
+    from tests.engines_helpers import zensical
+
+    exe = zensical()
+    tree = shutil.copytree(expanded, tmp_path / "tree")  # Zensical writes site/ and .cache/ in it
+    done = subprocess.run(
+        [str(exe), "build"], cwd=tree, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    site = tree / "site"
+    pages = sorted(p.relative_to(plain_build) for p in plain_build.rglob("*.html"))
+    assert sorted(p.relative_to(site) for p in site.rglob("*.html")) == pages
+    for page in pages:
+        assert reading(site, page, tree / "docs") == reading(plain_build, page, tree / "docs")
+    for path in (tree / "docs").rglob("*"):
+        if path.is_file() and path.suffix != ".md":  # the generated files, the assets
+            relative = path.relative_to(tree / "docs")
+            assert (site / relative).read_bytes() == (plain_build / relative).read_bytes()
+
+
+def parsed(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+
+
+def title(page: Path | BeautifulSoup) -> str:
+    soup = page if isinstance(page, BeautifulSoup) else parsed(page)
+    return soup.title.get_text() if soup.title else ""
+
+
+def reading(site: Path, page: Path, docs: Path) -> tuple[str, str, list[str]]:
+    """What a page shows whatever the engine: its <title>, its article's text, and the docs
+    files it links (stylesheets, scripts; the engine's own theme files left out)."""
+    soup = parsed(site / page)
+    linked = []
+    for tag in soup.select("link[href], script[src]"):
+        address = urljoin(f"/{page.parent.as_posix()}/", str(tag.get("href") or tag.get("src")))
+        path = posixpath.normpath(urlsplit(address).path).lstrip("/")
+        if (docs / path).is_file():
+            linked.append(path)
+    return title(soup), article_text(soup), sorted(linked)
 
 
 @pytest.mark.browser
-def test_the_expanded_site_typesets_its_math_in_the_browser(
-    expanded: Path, tmp_path: Path, browser
-) -> None:
-    build_with("mkdocs", expanded, tmp_path / "site")
-    with serve(tmp_path / "site") as url:
+def test_the_expanded_site_typesets_its_math_in_the_browser(plain_build: Path, browser) -> None:
+    with serve(plain_build) as url:
         page = browser.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -194,3 +249,27 @@ def test_expand_writes_into_any_usable_out(tmp_path: Path, monkeypatch, kind: st
     assert sorted(path.name for path in target.iterdir()) == ["docs", "mkdocs.yml", "overrides"]
     assert (target / "docs" / "tables" / "a.tex").read_bytes() == b"a\n"
     assert kind != "symlink" or out.is_symlink()
+
+
+def test_the_zensical_check_is_skipped_only_when_the_registry_is_unreachable(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A registry that refuses connections skips the check, with the reason; a requirement that
+    does not exist on a reachable registry fails it (no skip hides a wrong pin)."""
+    import tempfile
+
+    from tests.engines_helpers import _installed
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a venv of its own, not the kept one
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    with monkeypatch.context() as offline:
+        offline.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # the discard port: refused
+        exe, reason = _installed.__wrapped__("zensical==0.0.73", "zensical")
+    assert exe is None and "registry is unreachable" in reason
+    try:
+        exe, reason = _installed.__wrapped__("zensical==0.0.0.1", "zensical")
+    except AssertionError as error:
+        assert "pip install zensical==0.0.0.1 failed" in str(error)
+    else:
+        pytest.skip(f"{reason} (the refused registry's half passed)")
