@@ -223,6 +223,7 @@ def test_an_excerpt_checked_in_registry_copies_says_which_releases_and_no_more()
         return SimpleNamespace(
             id="x.y", repo=repo, path="m.py", ranges=((3, 4),), blocks=((3, "a\nb\n"),),
             permalink="https://github.com/o/r/blob/x/m.py#L3-L4", label="m.py 3–4",
+            link="https://github.com/o/r/blob/x/m.py#L3-L4",
             evidence_level="mirror-window", carried_by=carried, copies=copies,
         )  # fmt: skip
 
