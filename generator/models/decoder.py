@@ -5,10 +5,12 @@ for each layer i:  x = x + attention_i(norm(x));  x = x + mlp_i(norm(x))
 logits = norm(x) @ headᵀ       (head: the token embedding when tied, else lm_head)
 
 What each step is comes from the spec: LayerNorm or RMSNorm; q, k, v fused or apart, with the
-biases it names, rotated by RoPE or not, each layer with its window; a GELU or SwiGLU MLP. This is
-transformers' GPT2LMHeadModel, LlamaForCausalLM and MistralForCausalLM read as one pre-norm
-decoder (tests compare each in float64). GPT-2's pages trace its own engine (generator/engine/,
-whose attention the walkthrough quotes); a test holds it equal to this one.
+biases it names, rotated by RoPE (YaRN-scaled, or pairing neighbours) or not, each layer with its
+window and any sinks, or latent attention (latent.py); a GELU or SwiGLU MLP, or experts
+(experts.py) with any shared ones. This is transformers' GPT2LMHeadModel, LlamaForCausalLM,
+MistralForCausalLM, MixtralForCausalLM, GptOssForCausalLM and DeepseekV3ForCausalLM read as one
+pre-norm decoder (tests compare each in float64). GPT-2's pages trace its own engine
+(generator/engine/, whose attention the walkthrough quotes); a test holds it equal to this one.
 
 forward() reads nd new tokens after the positions `past` has seen (the KV cache, cache.py, which
 keeps only the last W − 1 positions of a layer with a window of W): with no past it is the whole
