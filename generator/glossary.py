@@ -1,4 +1,5 @@
-"""Notation used on every page: each symbol, what it means, and its value per GPT-2 size."""
+"""Notation used on every page: each symbol, what it means, and its value per GPT-2 size; and
+the words of the trade (TERMS), each defined once, which pages link at their first use."""
 
 from __future__ import annotations
 
@@ -74,7 +75,12 @@ LLAMA_SYMBOLS: dict[str, Symbol] = {
         "longest context the config allows (max_position_embeddings); no table limits it",
         lambda c: c.n_ctx,
     ),
-    "theta": Symbol("theta", r"\theta", "RoPE's base (rope_theta)", lambda c: round(c.rope_theta)),
+    "rope-base": Symbol(
+        "rope-base",
+        "b",
+        "RoPE's base (rope_theta): pair i of a head turns θ_i = b^(−2i/d_head) radians per position",
+        lambda c: round(c.rope_theta),
+    ),
     "W": Symbol(
         "W",
         "W",
@@ -82,3 +88,166 @@ LLAMA_SYMBOLS: dict[str, Symbol] = {
         lambda c: c.sliding_window or 0,
     ),
 }
+
+
+@dataclass(frozen=True)
+class Term:
+    """A word of the trade, defined once on the Notation page (#term-<anchor>); the first time a
+    page's prose uses it, it links there (render/page_html.link_terms)."""
+
+    anchor: str
+    name: str  # the heading: "GQA: grouped-query attention"
+    pattern: (
+        str  # a regex for its uses in prose, case-sensitive: r"\bGQA\b|grouped-query attention"
+    )
+    meaning: str  # plain words
+
+
+TERMS: tuple[Term, ...] = (
+    Term(
+        "flop",
+        "FLOP: floating-point operation",
+        r"\b[MGT]?FLOPs?\b",
+        "One addition or one multiplication of floating-point numbers: a multiply-add counts as "
+        "two. MFLOPs, GFLOPs and TFLOPs are millions, billions and trillions of them. The counts "
+        "on this site are of matrix products only (How FLOPs are counted, above).",
+    ),
+    Term(
+        "gemm",
+        "GEMM: general matrix multiply",
+        r"\bGEMMs?\b",
+        "One product of two matrices, [m × k] · [k × n], the operation a linear layer runs as: "
+        "2·m·k·n FLOPs. Libraries and GPUs are built to run it fast.",
+    ),
+    Term(
+        "matmul",
+        "matmul: matrix multiplication",
+        r"\bmatmuls?\b",
+        "A matrix product, as code names it (torch.matmul, numpy.matmul, the @ operator). A "
+        "GEMM is the same operation under the name linear-algebra libraries give it.",
+    ),
+    Term(
+        "softmax",
+        "softmax",
+        r"\bsoftmax\b",
+        "Exponentiate each entry of a vector and divide by their sum: positive weights that add "
+        "up to 1, the largest entry getting the most.",
+    ),
+    Term(
+        "logits",
+        "logits",
+        r"\blogits?\b",
+        "The unnormalised scores the model gives every token of the vocabulary for the next "
+        "position; softmax turns them into probabilities.",
+    ),
+    Term(
+        "gelu",
+        "GELU: Gaussian error linear unit",
+        r"\bGELU\b",
+        "GPT-2's MLP activation: x·Φ(x), where Φ is the standard normal distribution's "
+        "cumulative probability (GPT-2 computes it with a tanh approximation). Close to ReLU, "
+        "but smooth.",
+    ),
+    Term(
+        "silu",
+        "SiLU: sigmoid linear unit",
+        r"\bSiLU\b",
+        "SiLU(x) = x·σ(x), where σ(x) = 1 / (1 + e^−x) is the logistic sigmoid; also called "
+        "swish. "
+        "SwiGLU gates with it.",
+    ),
+    Term(
+        "swiglu",
+        "SwiGLU: SiLU-gated linear unit",
+        r"\bSwiGLU\b",
+        "The Llama family's MLP: two projections of the input, one passed through SiLU, "
+        "multiplied element by element, and a third projection back to the stream's width "
+        "(Shazeer 2020).",
+    ),
+    Term(
+        "layernorm",
+        "LayerNorm: layer normalisation",
+        r"\bLayerNorm\b",
+        "Subtract a vector's mean, divide by its standard deviation, then multiply by a learned "
+        "gain and add a learned shift: GPT-2's ln_1, ln_2 and ln_f.",
+    ),
+    Term(
+        "rmsnorm",
+        "RMSNorm: root-mean-square normalisation",
+        r"\bRMSNorm\b",
+        "Divide a vector by its root mean square and multiply by a learned gain: no mean taken "
+        "away, no shift added (Zhang & Sennrich 2019). The Llama family's norms.",
+    ),
+    Term(
+        "pre-norm",
+        "pre-norm",
+        r"\bpre-norm\b",
+        "A block that normalises what goes into each sublayer (attention, MLP), not what comes "
+        "out: the residual stream itself is normalised only once, by the final norm.",
+    ),
+    Term(
+        "residual-stream",
+        "residual stream",
+        r"\bresidual stream\b",
+        "The vector of d numbers per token that runs from the embedding to the final norm: each "
+        "sublayer reads a normalised copy of it and adds its output back.",
+    ),
+    Term(
+        "rope",
+        "RoPE: rotary position embedding",
+        r"\bRoPE\b",
+        "Positions given by rotating each query and key, pair of dimensions by pair, by an "
+        "angle proportional to the position, in every layer; nothing is learned (Su et al. "
+        "2021).",
+    ),
+    Term(
+        "gqa",
+        "GQA: grouped-query attention (and MHA, MQA)",
+        r"\bGQA\b|\bgrouped-query attention\b",
+        "Attention in which groups of query heads share one key and value head: h_kv key/value "
+        "heads for h query heads. Multi-head attention (MHA, GPT-2's) is the case h_kv = h, "
+        "multi-query attention (MQA) the case h_kv = 1 (Ainslie et al. 2023).",
+    ),
+    Term(
+        "kv-cache",
+        "KV cache",
+        r"\bKV cache\b",
+        "The keys and values of the tokens already read, kept while generating so that each new "
+        "token computes only its own and reads theirs.",
+    ),
+    Term(
+        "sliding-window",
+        "SWA: sliding-window attention",
+        r"\bsliding[ -]window\b|\bSWA\b",
+        "Attention in which a query sees only the last W positions, itself included: Mistral's. "
+        "The cost of a token and the cache stop growing with the context past W.",
+    ),
+    Term(
+        "moe",
+        "MoE: mixture of experts",
+        r"\bMoE\b|\bmixture of experts\b",
+        "An MLP made of several expert MLPs, of which a small router picks a few for each "
+        "token. GPT-2, Llama 2 and Mistral 7B have none: every token goes through the one MLP.",
+    ),
+    Term(
+        "induction-head",
+        "induction head",
+        r"\binduction heads?\b",
+        "An attention head that, at a token seen before, looks at the token that followed its "
+        "earlier occurrence, so the model can predict it again (Olsson et al. 2022).",
+    ),
+    Term(
+        "bpe",
+        "BPE: byte-pair encoding",
+        r"\bBPE\b|\bbyte-pair encoding\b",
+        "How GPT-2's tokenizer cuts text into tokens: from single bytes, the most frequent "
+        "adjacent pairs were merged, again and again, into the vocabulary's entries.",
+    ),
+    Term(
+        "float16",
+        "float16",
+        r"\bfloat16\b",
+        "A floating-point number in 16 bits: 2 bytes. Memory such as the KV cache is counted in "
+        "them here.",
+    ),
+)

@@ -37,6 +37,7 @@ from mkdocs.utils import get_relative_url
 from generator.last_resort import guard_events
 
 PAGE_ASSETS = ("page_css", "page_js")  # front matter: per-page stylesheets and scripts
+GLOSSARY = "glossary.md"  # the Notation page: terms link to their definitions there
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # one page or asset of docs/ or the theme: 20 KB today
 FALLBACK_EPOCH = "315532800"  # 1980-01-01, the earliest date a zip file can hold
 # Errors of the machine, not of the code, that may stop MkDocs' own writes: a clear message, no
@@ -388,13 +389,13 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
             katex_js = self.build.files().katex_js
             self.typesetter = Typesetter(katex_js, Store(self.settings.cache_dir))
-        from generator.render.page_html import for_readers
+        from generator.render.page_html import for_readers, link_terms
 
         depth = page.meta.get("toc_depth")  # e.g. the Sources page lists its repositories only
         if isinstance(depth, int) and page.toc is not None:
             _prune_toc(page.toc, depth)
 
-        readable = for_readers(html)
+        readable = link_terms(for_readers(html), self._terms(page, files))
         typeset = self.typesetter.page_later(readable, page=f"docs/{page.file.src_uri}")
         if typeset.done():
             try:
@@ -404,6 +405,17 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             return done
         self.typesetting.append((page, typeset))
         return readable
+
+    @staticmethod
+    def _terms(page: Page, files: Files) -> list[tuple[re.Pattern[str], str]]:
+        """Each term of the Notation page with its address from `page` (none on that page)."""
+        from generator.glossary import TERMS
+
+        notation = files.get_file_from_path(GLOSSARY)
+        if notation is None or page.file.src_uri == GLOSSARY:
+            return []
+        url = get_relative_url(notation.url, page.file.url)
+        return [(re.compile(term.pattern), f"{url}#term-{term.anchor}") for term in TERMS]
 
     @event_priority(10)  # before Material's search plugin reads the page
     def _search_reads_text(

@@ -65,12 +65,16 @@ def build_with(tool: str, tree: Path, site: Path) -> None:
 
 def article_text(page: Path | BeautifulSoup) -> str:
     """A page's article as a reader reads it, with the math left out (typeset at build time in
-    the site, in the browser in the expanded build)."""
+    the site, in the browser in the expanded build) and the links the site's build gives a term's
+    first use reduced to their words (the expanded build has no plugin to add them)."""
     soup = page if isinstance(page, BeautifulSoup) else parsed(page)
     article = soup.find("article")
     assert article is not None, page
     for math in article.select(".arithmatex"):
         math.decompose()
+    for term in article.select("a.itm-term"):
+        term.unwrap()
+    article.smooth()
     return " ".join(article.get_text(" ").split())
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser_helpers import open_page
@@ -77,6 +79,19 @@ def test_search_snippets_hold_text_not_tex(built_site) -> None:
     assert not any(c in texts for c in "\u2061\u2062\u2063\u2064"), "invisible operators"
     # The call site's learned/fixed tag does not run into the code beside it.
     assert "learned<code>" not in texts and "fixed<code>" not in texts
+
+
+def test_search_finds_the_abbreviations_readers_type(browser, site_url: str) -> None:
+    """GQA, MoE, SWA, KV cache, GEMM, SiLU, BPE: each typed into search finds its definition on
+    the Notation page (GQA found one section, MoE none: neither page spelled them out)."""
+    from generator.glossary import TERMS
+
+    page, _ = open_page(browser, site_url)
+    for query in ("GQA", "MoE", "SWA", "KV cache", "GEMM", "SiLU", "BPE", "MQA"):
+        term = next(t for t in TERMS if re.search(t.pattern, query) or query in t.name)
+        hits = search(page, query)
+        assert any(h.endswith(f"glossary/#term-{term.anchor}") for h in hits[:3]), (query, hits)
+    page.context.close()
 
 
 def test_search_finds_numbers_without_commas_and_code_names(browser, site_url: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+import soupsieve
 import yaml
 from bs4 import BeautifulSoup
 
@@ -621,3 +622,69 @@ def test_no_evidence_card_claims_a_release_window_wider_than_its_lock_entry(
             cards += 1
     assert len(by_anchor) == len(lock.pins) and cards > 30
     assert found == [], "\n".join(found[:20])
+
+
+PROSE_SKIP = (
+    "a:not(.itm-term), code, pre, h1, h2, h3, h4, h5, h6, button, label, caption, th, dt, summary, svg, "
+    ".arithmatex, .katex, .itm-map, .itm-wt-grid, nav, figcaption, cite, abbr, kbd, select"
+)
+
+
+def prose_uses(article, pattern: re.Pattern[str]):
+    """The text nodes of paragraphs and list items outside links, code, headings and math that
+    use `pattern`, in page order."""
+    for text in article.find_all(string=pattern):
+        if text.find_parent(["p", "li", "dd"]) and not any(
+            soupsieve.match(PROSE_SKIP, parent)
+            for parent in [text.parent, *text.parent.parents]
+            if parent.name not in (None, "[document]")
+        ):
+            yield text
+
+
+def test_every_term_is_defined_in_notation_and_linked_where_a_page_first_uses_it(
+    built_site: Path,
+) -> None:
+    """GEMM, matmul, SiLU, FLOP and the other words of the trade have a definition of their own on
+    the Notation page (#term-…); on every other page the first use of each in prose links to it.
+    A learner met them unexplained ("the prose leans on jargon")."""
+    from generator.glossary import TERMS
+
+    notation = soup(built_site / "glossary" / "index.html")
+    for term in TERMS:
+        heading = notation.select_one(f"h3#term-{term.anchor}")
+        assert heading is not None, term.anchor
+        definition = heading.find_next_sibling("p")
+        assert definition is not None and len(definition.get_text().split()) >= 8, term.anchor
+    linked = 0
+    for docs_path in nav_pages():
+        if docs_path == "glossary.md":
+            continue
+        article = soup(built_site / page_address(docs_path) / "index.html").select_one("article")
+        for term in TERMS:
+            pattern = re.compile(term.pattern)
+            links = article.select(f'a.itm-term[href$="#term-{term.anchor}"]')
+            uses = list(prose_uses(article, pattern))
+            if not uses:
+                assert not links, (docs_path, term.anchor)
+                continue
+            assert len(links) == 1, (docs_path, term.anchor, len(links))
+            assert uses[0].parent is links[0], (docs_path, term.anchor, str(uses[0])[:80])
+            href = links[0]["href"]
+            assert urlsplit(href).path.rstrip("/").endswith("glossary"), href
+            linked += 1
+    assert linked > 20
+
+
+def test_one_symbol_per_quantity_on_every_page(built_site: Path) -> None:
+    """The MLP's hidden width is d_ff everywhere (pages said d_mlp too) and RoPE's base is b
+    (pages wrote it θ, the letter of the rates θ_i it makes)."""
+    for docs_path in nav_pages():
+        article = soup(built_site / page_address(docs_path) / "index.html").select_one("article")
+        for skipped in article.select("pre, code, .highlight, .itm-evidence details"):
+            skipped.decompose()
+        text = article.get_text(" ")
+        assert "d_mlp" not in text, docs_path
+        tex = " ".join(a.get_text() for a in article.select("annotation"))
+        assert not re.search(r"\\theta\s*\^", tex), docs_path  # a base written θ
+        assert "base θ" not in text and "θ = rope_theta" not in text, docs_path

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from generator.blocks import Block, Citation, Markup, PlainExcerpt
+from generator.glossary import Term
 from generator.models.papers import Paper
 
 
@@ -155,3 +156,11 @@ class ChangeWhy(Block):
     template: ClassVar[str] = "change_why.html"
     why: str
     cite: tuple[Paper, ...]
+
+
+@dataclass(frozen=True)
+class GlossaryTerms(Block):
+    """The Notation page's words of the trade: a heading and a definition each."""
+
+    template: ClassVar[str] = "glossary_terms.html"
+    terms: tuple[Term, ...]

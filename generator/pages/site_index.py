@@ -7,7 +7,13 @@ import functools
 from generator import accounting, blocks
 from generator.config import ModelConfig
 from generator.models import get_family
-from generator.pages.blocks import ChangeWhy, SourcesAccount, SourcesEntry, SourcesRepo
+from generator.pages.blocks import (
+    ChangeWhy,
+    GlossaryTerms,
+    SourcesAccount,
+    SourcesEntry,
+    SourcesRepo,
+)
 from generator.pages.context import PageContext, family_sizes, size_tabs
 from generator.render import code as code_render
 from generator.render.cite import citation
@@ -31,6 +37,7 @@ class SiteMacros(PageContext):
         "change_chain",
         "families_side_by_side",
         "flop_relations",
+        "glossary_terms",
     )
 
     def glossary(self, family: str = "gpt2") -> str:
@@ -56,6 +63,12 @@ class SiteMacros(PageContext):
             label = f"{get_family(family).label} symbols and their values per size"
         table = blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows, label=label)
         return self.render_block(table)
+
+    def glossary_terms(self) -> str:
+        """The words of the trade, each under a heading of its own (#term-<anchor>)."""
+        from generator.glossary import TERMS
+
+        return self.render_block(GlossaryTerms(terms=TERMS))
 
     def model_numbers(self) -> str:
         """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""

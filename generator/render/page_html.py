@@ -53,3 +53,57 @@ def searchable_digits(index: dict) -> dict:
         if digits:
             doc["text"] += "<p hidden>" + " ".join(digits) + "</p>"
     return index
+
+
+# -- the first use of each term links to its definition ----------------------------------------
+HTML_TOKEN = re.compile(r"<!--.*?-->|<[^>]*>|[^<]+", re.DOTALL)
+TAG_NAME = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+PROSE = {"p", "li", "dd"}  # where a term's use is linked
+# never inside these: links, code, headings, controls, captions, drawings, math, grids
+NOT_HERE = {"a", "code", "pre", "kbd", "script", "style", "button", "label", "select", "option"}
+NOT_HERE |= {"textarea", "svg", "math", "summary", "caption", "th", "dt", "figcaption", "nav"}
+NOT_HERE |= {"abbr", "cite", "h1", "h2", "h3", "h4", "h5", "h6"}
+NOT_IN_CLASS = re.compile(r'class="[^"]*\b(arithmatex|katex|itm-map|itm-wt-grid)\b')
+
+
+def link_terms(page_html: str, terms: list[tuple[re.Pattern[str], str]]) -> str:
+    """The page with the first use of each term in its prose (a paragraph or list item, outside
+    links, code, headings, math and controls) made a link to `href`, its definition. `terms`:
+    (pattern, href) pairs. The HTML is walked as tags and text, with a stack of open elements."""
+    left = list(terms)
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []  # (tag, whether a term may be linked inside it)
+    for token in HTML_TOKEN.findall(page_html):
+        if token.startswith("<"):
+            out.append(token)
+            match = TAG_NAME.match(token)
+            if match is None or token.endswith("/>"):
+                continue
+            name = match[1].lower()
+            if token.startswith("</"):
+                names = [tag for tag, _ in stack]
+                if name in names:
+                    del stack[len(names) - 1 - names[::-1].index(name) :]
+            elif name not in VOID:
+                stack.append((name, name not in NOT_HERE and not NOT_IN_CLASS.search(token)))
+            continue
+        in_prose = any(tag in PROSE for tag, _ in stack)
+        if left and in_prose and all(allowed for _, allowed in stack):
+            token = _link_first(token, left)
+        out.append(token)
+    return "".join(out)
+
+
+def _link_first(text: str, left: list[tuple[re.Pattern[str], str]]) -> str:
+    """`text` with each of `left`'s terms it uses linked at its first use (and dropped from
+    `left`: a term is linked once a page)."""
+    done: list[str] = []
+    while True:
+        found = [(m.start(), m.end(), term) for term in left if (m := term[0].search(text))]
+        if not found:
+            return "".join(done) + text
+        start, end, term = min(found, key=lambda hit: hit[0])
+        left.remove(term)
+        done += [text[:start], f'<a class="itm-term" href="{term[1]}">{text[start:end]}</a>']
+        text = text[end:]

@@ -74,7 +74,7 @@ STEPS: tuple[Step, ...] = (
             "$X$, the output of ln_1 with one row per token, is multiplied by three matrices, "
             "$W_Q$, $W_K$ and $W_V$. A query is what a token looks for. A key is what it offers. "
             "A value is what it hands over when another token picks it. GPT-2 does all three "
-            "in one GEMM, $X \\cdot W_{qkv}$, and adds a bias"
+            "in one GEMM (one general matrix multiply), $X \\cdot W_{qkv}$, and adds a bias"
             + toy("; the toy has no biases")
             + ". Each result is cut into "
             + toy("[[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])")

@@ -74,7 +74,7 @@ CHANGES: tuple[Change, ...] = (
         "attention",
         "Multi-head → grouped-query attention",
         "With n_kv_head key/value heads for n_head query heads, the key and value projections and "
-        "the KV cache shrink by n_head / n_kv_head. The score and weighted-sum matmuls do not: "
+        "the KV cache shrink by n_head / n_kv_head. The score and weighted-sum matmuls (matrix products) do not: "
         "repeat_kv copies each key/value head to its query heads first. (Llama 2 7B keeps one "
         "key/value head per query head; Mistral groups them.)",
         "gpt2.attn",
@@ -94,8 +94,8 @@ CHANGES: tuple[Change, ...] = (
         "mlp",
         "GELU at 4 × d_model → SwiGLU with three matrices",
         "GPT-2's MLP is two matrices around GELU, four times wider than the stream. SwiGLU gates "
-        "one projection with SiLU of another and projects back: three matrices, at a width "
-        "d_mlp the config chooses.",
+        "one projection with SiLU (x·σ(x), σ the logistic sigmoid) of another and projects back: three matrices, at a width "
+        "d_ff the config chooses.",
         "gpt2.mlp",
         ("llama.mlp",),
         "llama/mlp.md",

@@ -78,7 +78,7 @@ COMPONENTS: tuple[Component, ...] = (
         call_site="llama.call-rotary-emb",
         formula=(
             r"{\htmlData{light=rope}{\tilde q_t}} = R_{t}\, q_t,\quad \tilde k_s = R_{s}\, k_s,"
-            r"\quad \theta_i = \theta^{-2i/d_{\mathrm{head}}},\quad "
+            r"\quad \theta_i = b^{-2i/d_{\mathrm{head}}},\quad "
             r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s"
         ),
         inputs=(Tensor("q", HEADS), Tensor("k", KV_HEADS)),
@@ -87,12 +87,12 @@ COMPONENTS: tuple[Component, ...] = (
         sources=(
             Source(
                 "llama.rope-inv-freq",
-                "One inverse frequency per pair of dimensions: θ^(−2i/d_head) for i = 0 … "
-                "d_head/2 − 1, with θ = rope_theta.",
+                "One inverse frequency per pair of dimensions: b^(−2i/d_head) for i = 0 … "
+                "d_head/2 − 1, with the base b = rope_theta.",
             ),
             Source(
                 "hf.rope-default-theta",
-                "A config that sets no rope_parameters takes this default base θ.",
+                "A config that sets no rope_parameters takes this default base b.",
             ),
             Source(
                 "llama.rope-forward",
@@ -172,7 +172,7 @@ COMPONENTS: tuple[Component, ...] = (
         title="SwiGLU MLP (gate, up, down)",
         short="SwiGLU MLP",
         kicker="Decoder layer",
-        role="Transforms each token on its own: two projections to d_mlp, one through SiLU, "
+        role="Transforms each token on its own: two projections to d_ff, one through SiLU (x·σ(x)), "
         "multiplied element by element, then projected back down.",
         page="llama/mlp.md",
         learned=True,
