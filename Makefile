@@ -1,5 +1,5 @@
 # Inside the Model: one command to build the site, one to run every test, on a fresh machine.
-#   make site    create .venv, install, build site/ (open site/index.html, or `make serve`)
+#   make site    create .venv, install, build site/ (read it with `make serve`: not from file://)
 #   make test    create .venv with test extras, install Chromium if missing, lint, run pytest
 #                (the browser tests beside the rest)
 #   make lock    re-resolve pyproject.toml's ranges and rewrite constraints.txt (then commit it)

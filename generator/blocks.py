@@ -204,6 +204,9 @@ class Glossary(Block):
     rows: tuple[GlossaryRow, ...]
     label: str = "Symbols and their values per size"  # the table's accessible name
 
+    family: str = ""  # the first word every column head shares ("GPT-2"): a phone shows the
+    # heads without it (it stays in the text), so the four sizes fit beside the meanings
+
 
 @dataclass(frozen=True)
 class LinkItem:

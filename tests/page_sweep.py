@@ -61,6 +61,11 @@ class Setup:
 
 
 NO_SCRIPTS = "script-src 'none'"
+DESKTOP = 1000  # at this width and wider, every display formula fits its column
+# the display formulas shown that scroll sideways (their first characters)
+WIDE_MATH = """[...document.querySelectorAll('article div.arithmatex')]
+  .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.trim().slice(0, 40))"""
 
 
 async def refuse_scripts(route) -> None:
@@ -103,8 +108,9 @@ async def _sweep(
 
 async def check(context, site_url: str, docs_path: str, setup: Setup, axe: str):
     """One page's problems: errors in its console, requests off the site, KaTeX errors, the
-    wrong colour scheme or no palette toggle, a phone page wider than the phone, and every axe
-    violation of any impact (experimental rules included)."""
+    wrong colour scheme or no palette toggle, a phone page wider than the phone, a display
+    formula wider than its column at a desktop's width, and every axe violation of any impact
+    (experimental rules included)."""
     page = await context.new_page()
     errors: list[str] = []
     requests: list[str] = []
@@ -128,6 +134,10 @@ async def check(context, site_url: str, docs_path: str, setup: Setup, axe: str):
     wide = await page.evaluate("document.documentElement.scrollWidth")
     if wide > setup.width:
         problems.append(f"{wide}px wide at a {setup.width}px viewport")
+    if setup.width >= DESKTOP:
+        problems += [
+            f"formula wider than its column: {tex}" for tex in await page.evaluate(WIDE_MATH)
+        ]
     if setup.scripts:
         await page.add_script_tag(content=axe)
     else:

@@ -19,7 +19,7 @@ from generator.engine import forward
 from generator.engine.layers import softmax
 from generator.engine.sampling import Chosen, process
 from generator.generation import data, feature
-from generator.generation.feature import PYPI_COPIES, SAMPLE_CODE, SAMPLE_LINKS
+from generator.generation.feature import SAMPLE_CODE, SAMPLE_LINKS
 from generator.render.code import fence_id
 from generator.settings import Settings
 from generator.sources import load_lock, omission_marker, resolve_all
@@ -99,11 +99,6 @@ def test_hostile_token_texts_reach_the_tables_as_text_and_a_site_can_override_a_
         data.TOY_CHUNKS
     )
     assert toy.count('class="itm-wt-grid itm-gen-row"') == len(data.TOY_CHUNKS)  # not overridden
-
-
-def test_the_pypi_copies_named_are_the_locks_mirrors_of_sample_py():
-    mirrors = load_lock(ROOT / "sources/lock.toml").mirrors_for("openai/gpt-2", "src/sample.py")
-    assert set(PYPI_COPIES) == {f"{m.package} {m.version}" for m in mirrors}  # one per offset
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ folder and an interrupt is checked in a second, without running any test."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -134,3 +135,12 @@ def test_each_half_starts_with_sigint_at_its_default(tmp_path: Path, sigint_igno
         "rest": 0,
         "browser": 0,
     }
+
+
+def test_the_readme_tells_readers_to_serve_the_site_not_to_open_it_from_the_file_system() -> None:
+    """ "open site/index.html" gave directory listings, no search and a walkthrough that does not
+    step (file:// pages cannot fetch): the README says to use `make serve`, and why."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert not re.search(r"\bopen `?site/index\.html", readme + makefile)  # as the way to read it
+    assert "make serve" in readme and "file://" in readme and "search" in readme

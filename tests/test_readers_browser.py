@@ -691,7 +691,7 @@ def test_a_trained_head_runs_through_the_seven_steps(browser, site_url: str, bui
     assert f"“{data['tokens'][last_row]}” (position {last_row})" in words, words
     panel_title = page.locator("[data-wt-panel] h3").inner_text()
     assert panel_title.split(":")[0] == f"Position {last_row}", panel_title
-    link = current.locator(".itm-wt__trained a")
+    link = current.locator(".itm-wt__trained a:not(.itm-term)")  # not a term's definition
     assert link.get_attribute("href").endswith(f"forward-pass/#head-{data['block']}-{data['head']}")
     assert current.locator(".itm-wt__trained").is_visible()
     assert not page.locator(".itm-wt-head").is_visible()  # one head: no head menu
@@ -713,7 +713,7 @@ WHY_SECTIONS = """() => [...document.querySelectorAll('article h2[id]')].map(h =
   const costs = parts.findIndex(el => el.querySelector('table') || el.matches('.tabbed-set'));
   return {id: h.id, why: why ? why.querySelector('p').innerText : null,
           refs: why ? [...why.querySelectorAll('.itm-refs li')].map(li => li.innerText) : [],
-          links: why ? why.querySelectorAll('a').length : 0,
+          links: why ? why.querySelectorAll('a:not(.itm-term)').length : 0,
           whyFirst: why ? parts.indexOf(why) < costs : false};
 })"""
 
@@ -740,4 +740,91 @@ def test_each_change_since_gpt2_says_why_with_papers_a_reader_can_look_up(
             assert re.fullmatch(rf".+ \(\d{{4}}\), .+, arXiv:{re.escape(paper.arxiv)}", ref), ref
             assert ref.startswith(f"{paper.authors} ({paper.year})"), ref
         assert found["why"] == f"Why. {change.why}", found  # the change's own, from its data
+    context.close()
+
+
+def test_the_walkthrough_keeps_the_readers_view_and_step_and_back_returns_a_step(
+    browser, built_site
+) -> None:
+    """Served at an address other than its site_url (a copy of the built site on another port):
+    the view radios show a focus ring; → on a focused row button moves a step and keeps focus on
+    a row button (it fell to the page); a link inside the page (a step's code lines) made
+    Material draw the page again, and the walkthrough came back on its first view and step 1,
+    with the toy's words ("block 0 · head 0") under a reader who had chosen GPT-2's scale; Back
+    left the page instead of returning a step."""
+    from tests.site_helpers import free_port, serve
+
+    port = free_port()
+    with serve(built_site, port) as elsewhere:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        page.goto(elsewhere + WALKTHROUGH, wait_until="networkidle")
+        page.wait_for_selector(READY, state="attached")
+        page.locator('input[name="itm-wt-scale"][value="trained"]').focus()
+        page.keyboard.press("ArrowRight")  # the next view, as a keyboard moves in radios
+        ring = page.evaluate(
+            """() => { const e = document.activeElement, c = getComputedStyle(e);
+                       return [e.value, e.matches(':focus-visible'), c.outlineStyle,
+                               parseFloat(c.outlineWidth)]; }"""
+        )
+        assert ring[0] == "toy" and ring[1] and ring[2] != "none" and ring[3] >= 1, ring
+        page.wait_for_selector('.itm-wt[data-wt-scale-ready="toy"]', state="attached")
+        page.locator('.itm-wt__step.is-current tr[data-row="2"] .itm-wt-rowbtn').first.focus()
+        page.keyboard.press("ArrowRight")
+        current = page.locator(".itm-wt__step.is-current")
+        assert current.get_attribute("data-step") == "2"
+        focused = page.evaluate(
+            "(document.activeElement.closest('.itm-wt__step.is-current tr') || {}).dataset"
+        )
+        assert focused and focused["row"] == "2", focused  # the same row, in the new step
+        page.locator('input[name="itm-wt-scale"][value="big"]').check()
+        page.locator('[data-wt-go="1"]').click()
+        assert current.get_attribute("data-step") == "3"
+        page.locator(".itm-wt__step.is-current .itm-wt__codelink a").click()
+        page.wait_for_function("location.hash.startsWith('#__codelineno')")
+        page.wait_for_selector('.itm-wt[data-wt-ready="ready"][data-wt-scale-ready="big"]')
+        assert page.locator(".itm-wt__step.is-current").get_attribute("data-step") == "3"
+        assert "block 0 · head 0" not in page.locator(".itm-wt-sub").inner_text()
+        words = page.locator(".itm-wt__step.is-current .itm-wt__text").inner_text()
+        assert not re.search(r"\btoy\b|\bhere,|\b2 heads\b", words), words
+        page.go_back()  # to step 3, then to step 2, on the same page
+        page.wait_for_function("location.hash === '#step-3'")
+        page.go_back()
+        page.wait_for_function("location.hash === '#step-2'")
+        page.wait_for_selector('.itm-wt__step.is-current[data-step="2"]')
+        assert page.url.startswith(elsewhere + WALKTHROUGH)
+        context.close()
+
+
+def test_on_a_phone_costs_notation_and_the_trained_grid_need_no_swipe_to_their_point(
+    browser, site_url: str, built_site
+) -> None:
+    """At 375 px: What changed's cost tables (every size's tab) and the Notation page's symbol
+    tables fit the screen (the Change column and the large and XL columns started off-screen);
+    the trained head's softmax grid, wider than a phone, shows the key column its words name
+    beside the row labels (it started off-screen)."""
+    import json
+
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    page.goto(site_url + "what-changed/", wait_until="networkidle")
+    scrolls = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null)
+      .map(e => e.scrollWidth - e.clientWidth)"""
+    for tab in page.locator("article .itm-costs .tabbed-labels > label").all():
+        tab.click()
+        over = page.evaluate(scrolls, "article .itm-costs .md-typeset__scrollwrap")
+        assert over and max(over) <= 1, (tab.inner_text(), over)
+    page.goto(site_url + "glossary/", wait_until="networkidle")
+    over = page.evaluate(scrolls, "article .itm-scroll:has(.itm-glossary)")
+    assert len(over) >= 2 and max(over) <= 1, over
+    page.goto(site_url + WALKTHROUGH + "#step-5", wait_until="networkidle")
+    page.wait_for_selector(READY, state="attached")
+    data = json.loads((built_site / "assets/walkthrough/trained.json").read_text(encoding="utf-8"))
+    grid = page.locator(".itm-wt__step.is-current table.itm-wt-grid").first
+    grid.scroll_into_view_if_needed()
+    key = grid.locator("thead th").nth(data["focus"]).bounding_box()
+    label = grid.locator("tbody th").first.bounding_box()
+    assert key is not None and label is not None
+    assert label["x"] >= 0 and label["x"] + label["width"] <= key["x"], (label, key)
+    assert key["x"] + key["width"] <= 375, key
     context.close()

@@ -50,6 +50,10 @@ def test_the_rotary_steps_step_like_the_attention_walkthrough(
     """Three steps, moved through with the keyboard, the button and the list; each shows its
     grids, and the header line and the step count follow; the head selector redraws them."""
     page, record = open_rotary(browser, site_url)
+    # its browser title names its section, as every other Llama page's does (it did not)
+    assert page.title().startswith("Walkthrough: rotary positions · Llama 2 and Mistral"), (
+        page.title()
+    )
     titles = [s["title"] for s in data["steps"]]
     assert page.locator(".itm-wt__steps a[data-wt-step]").all_inner_texts() == titles
     assert page.locator(".itm-wt__step:visible").count() == 1

@@ -552,6 +552,11 @@ def test_public_pages_speak_to_readers_not_to_maintainers(built_site: Path) -> N
                 for p in packages
                 if re.search(rf"\b{re.escape(p)}(==| )\d", words)  # "gpt2-client 2.1.5"
             ]
+        if docs_path != "sources.md":  # the one page about how excerpts are checked
+            found += [
+                f"{docs_path}: registry copies in {m[0]!r}"
+                for m in re.finditer(r".{0,40}\b(PyPI|a build without GitHub)\b.{0,40}", text)
+            ]  # the Generation page explained which PyPI copies had which lines
     assert found == [], "\n".join(found[:20])
     cards = soup(built_site / "components/attention/index.html").select(".itm-evidence__status")
     assert cards and all("open the pinned revision" in c.get_text() for c in cards)

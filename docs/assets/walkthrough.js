@@ -290,6 +290,21 @@
     return n >= 1 && n <= count ? n : 0;
   }
 
+  /* The reader's view, step and head, kept for this page in the tab's session: a link that
+     makes Material draw the page again (an anchor in the code, another page and Back, a
+     reload) brings the walkthrough back as the reader left it. */
+  function storeKey() { return "itm-wt:" + location.pathname; }
+  function remember(s) {
+    try {
+      sessionStorage.setItem(storeKey(),
+        JSON.stringify({ scale: s.scale, step: s.step, head: s.head }));
+    } catch (e) { /* storage refused: the page still works, it only forgets */ }
+  }
+  function recalled() {
+    try { return JSON.parse(sessionStorage.getItem(storeKey()) || "{}") || {}; }
+    catch (e) { return {}; }
+  }
+
   function render(s) {
     s.data = s.scale === "trained" && s.trained ? s.trained : s.toy;
     var d = s.data, step = d.steps[s.step - 1], root = s.root;
@@ -321,8 +336,26 @@
     root.querySelector(".itm-wt__step.is-current .itm-wt__work").appendChild(box);
     box.hidden = s.scale === "big";
     box.innerHTML = panel({ data: d, head: head, row: s.row, step: s.step });
+    keyInView(root, d);
     lightLines(s, step.lines, "is-step");
+    remember(s);
     document.dispatchEvent(new Event("itm:layout")); // site.js: which formulas scroll now
+  }
+
+  /* A grid wider than the screen (a trained head's, on a phone) scrolls so that the key column
+     the words name is in view; its row labels stay at the left edge (sticky, walkthrough.css). */
+  function keyInView(root, d) {
+    if (d.focus === null || d.focus === undefined) return;
+    var box = root.querySelector(".itm-wt__step.is-current .itm-wt__toy");
+    var grid = box && box.querySelector("table.itm-wt-grid");
+    if (!grid || d.matrices[grid.dataset.matrix].columns !== "tokens") return;
+    var th = grid.querySelectorAll("thead th")[d.focus];
+    var labels = grid.querySelector("tbody th");
+    if (!th || !labels || box.scrollWidth <= box.clientWidth) return;
+    var edge = box.getBoundingClientRect(), cell = th.getBoundingClientRect();
+    var start = edge.left + labels.getBoundingClientRect().width;
+    if (cell.right > edge.right) box.scrollLeft += cell.right - edge.right + cell.width / 2;
+    else if (cell.left < start) box.scrollLeft -= start - cell.left;
   }
 
   function lightLines(s, lines, cls) {
@@ -334,14 +367,23 @@
     }
   }
 
-  function go(s, n, focus) {
+  /* Show step n. A step the reader moves to is a history entry of its own (Back returns to the
+     step before); one the history moves to (Back, Forward) is not pushed again. */
+  function go(s, n, focus, fromHistory) {
     var had = document.activeElement;
+    var was = s.step;
     s.step = Math.max(1, Math.min(s.data.steps.length, n));
-    history.replaceState(history.state, "", "#step-" + s.step);
+    if (!fromHistory && s.step !== was) history.pushState(null, "", "#step-" + s.step);
+    else if (!fromHistory) history.replaceState(history.state, "", "#step-" + s.step);
     render(s);
     var title = s.root.querySelector("#step-" + s.step + "-title");
+    var row = had && had.closest && had.closest(".itm-wt-rowbtn");
+    if (row) { // the same row's button in the new step's grid, else the step's title
+      var again = s.root.querySelector('.itm-wt__step.is-current tr[data-row="' +
+        row.closest("tr").dataset.row + '"] .itm-wt-rowbtn');
+      (again && again.offsetParent !== null ? again : title).focus({ preventScroll: true });
     // A button that has just been disabled (Next on the last step) would drop focus to <body>.
-    if (focus || (had && had.disabled)) title.focus({ preventScroll: true });
+    } else if (focus || (had && had.disabled)) title.focus({ preventScroll: true });
     reveal(s);
   }
 
@@ -376,12 +418,21 @@
 
   function start(root, data) {
     var models = root.querySelector("[data-wt-model-select]");
+    var kept = recalled(), heads = root.querySelectorAll("[data-wt-head] option").length;
+    var keptStep = kept.step >= 1 && kept.step <= data.steps.length ? kept.step : 1;
     var s = {
       root: root, data: data, toy: data, trained: null,
       article: root.closest("article") || document.body,
-      step: stepFromHash(data.steps.length) || 1, head: 0, row: -1,
+      step: stepFromHash(data.steps.length) || keptStep,
+      head: kept.head >= 0 && kept.head < heads ? kept.head : 0, row: -1,
       scale: "", model: modelFromTabs(models)
     };
+    root.querySelector("[data-wt-head]").value = String(s.head);
+    var keptScale = kept.scale &&
+      root.querySelector('input[name="itm-wt-scale"][value="' + kept.scale + '"]');
+    if (keptScale) keptScale.checked = true;
+    // Every entry of the history names its step, so Back to the page's first one finds it too.
+    if (!location.hash) history.replaceState(history.state, "", "#step-" + s.step);
     data.chips = pageChips(root, data.tokens.length);
     models.value = s.model;
     showModel(s);
@@ -522,7 +573,7 @@
   });
   window.addEventListener("hashchange", function () {
     var s = current(), n = s && stepFromHash(s.data.steps.length);
-    if (n && n !== s.step) go(s, n, false);
+    if (n && n !== s.step) go(s, n, false, true);
   });
 
   if (typeof document$ !== "undefined") document$.subscribe(init);

@@ -210,8 +210,6 @@ class SamplePy(Block):
     template: ClassVar[str] = "generation_sample_py.md"
     tabs: Markup  # the Code tabs (Markdown)
     links: tuple[LineLink, ...]
-    rewrote: str  # the PyPI copy that rewrote the linked lines: "gpt-2-finetuning 1.0.14"
-    dropped: str  # the one that dropped top-p
 
 
 __all__ = [

@@ -41,8 +41,9 @@ SAMPLE_LINKS = (
     ("`sample_sequence`'s signature", 43, 43),
     ("its call of `top_p_logits`", 66, 66),
 )
-# the two PyPI copies of src/sample.py ([[mirrors]] in sources/lock.toml): neither has those lines
-PYPI_COPIES = ("gpt-2-finetuning 1.0.14", "gpt2-client 2.1.5")  # (rewrote them, dropped top-p)
+# Neither PyPI copy of src/sample.py ([[mirrors]] in sources/lock.toml) has those lines as they
+# are upstream: gpt-2-finetuning 1.0.14 rewrote them, gpt2-client 2.1.5 dropped top-p. How the
+# build checks its quotes is the README's and the Sources page's business, not this page's.
 
 
 def tex_tables() -> dict[str, bytes]:
@@ -268,8 +269,6 @@ def sample_py_block(
             blocks.LineLink(Markup(name), a, b, f"{base}#L{a}" if a == b else f"{base}#L{a}-L{b}")
             for name, a, b in SAMPLE_LINKS
         ),
-        rewrote=PYPI_COPIES[0],
-        dropped=PYPI_COPIES[1],
     )
 
 

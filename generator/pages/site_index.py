@@ -61,7 +61,10 @@ class SiteMacros(PageContext):
         label = "Symbols and their values per size"
         if family != "gpt2":
             label = f"{get_family(family).label} symbols and their values per size"
-        table = blocks.Glossary(sizes=tuple(c.label for c in sizes), rows=rows, label=label)
+        labels = tuple(c.label for c in sizes)
+        first = {size.split(" ", 1)[0] for size in labels}
+        family = first.pop() if len(first) == 1 and all(" " in size for size in labels) else ""
+        table = blocks.Glossary(sizes=labels, rows=rows, label=label, family=family)
         return self.render_block(table)
 
     def glossary_terms(self) -> str:
@@ -258,7 +261,7 @@ class SiteMacros(PageContext):
         more = f"[{self.by_key_in(*page)}]({self._doc(page[1])})"
         return (
             f"## {title} {{ #{key} }}\n\n{text} More on {more}.\n\n"
-            f"{self.render_block(why)}\n\n{costs}\n"
+            f'{self.render_block(why)}\n\n<div class="itm-costs" markdown>\n\n{costs}\n\n</div>\n'
             f'<div class="grid" markdown>\n\n<div markdown>\n\n{code[0]}\n\n</div>\n\n'
             f"<div markdown>\n\n{code[1]}\n\n</div>\n\n</div>\n"
         )

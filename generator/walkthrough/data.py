@@ -82,7 +82,7 @@ def trained_data(head, lines: dict[str, tuple[int, int]], code_block: str) -> di
     arrays cut to the one head, d_model-wide rows cut to the `shown` columns the grids print
     (q, k, v and the head's output stay whole: the row panel sums over them), `full` the width
     of each before the cut. head: a trained.TrainedHead."""
-    from generator.walkthrough.trained import SHOWN, colours, word
+    from generator.walkthrough.trained import SHOWN, colours, reading, word
 
     cfg = head.cfg
     shown = min(SHOWN, cfg.d_head)
@@ -104,6 +104,9 @@ def trained_data(head, lines: dict[str, tuple[int, int]], code_block: str) -> di
             "n_tokens": len(head.tokens),
         },
         "shown": shown,
+        # the key column the steps' words name (the word after the last word's earlier copy):
+        # the script keeps it in view when a grid is wider than the screen
+        "focus": found.target if (found := reading(head)) is not None else None,
         "full": {**full, "x": int(head.x.shape[-1])},
         "tokens": [word(t) for t in head.tokens],
         "token_ids": [int(i) for i in head.token_ids],

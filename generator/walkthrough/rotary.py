@@ -135,8 +135,8 @@ def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
                 "$V$ are not rotated."
             ),
             formula=(
-                r"(x_i,\, y_i) = (q_i,\; q_{i + d_\text{head}/2}),\qquad "
-                r"i = 0, \dots, d_\text{head}/2 - 1"
+                r"\begin{gathered} (x_i,\, y_i) = (q_i,\; q_{i + d_\text{head}/2}), \\ "
+                r"i = 0, \dots, d_\text{head}/2 - 1 \end{gathered}"
             ),
             matrices=("q", "k"),
         ),

@@ -77,9 +77,9 @@ COMPONENTS: tuple[Component, ...] = (
         page="llama/rope.md",
         call_site="llama.call-rotary-emb",
         formula=(
-            r"{\htmlData{light=rope}{\tilde q_t}} = R_{t}\, q_t,\quad \tilde k_s = R_{s}\, k_s,"
-            r"\quad \theta_i = b^{-2i/d_{\mathrm{head}}},\quad "
-            r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s"
+            r"\begin{gathered} {\htmlData{light=rope}{\tilde q_t}} = R_{t}\, q_t,\quad "
+            r"\tilde k_s = R_{s}\, k_s,\quad \theta_i = b^{-2i/d_{\mathrm{head}}} \\ "
+            r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s \end{gathered}"
         ),
         inputs=(Tensor("q", HEADS), Tensor("k", KV_HEADS)),
         outputs=(Tensor(r"\tilde q", HEADS), Tensor(r"\tilde k", KV_HEADS)),
@@ -119,10 +119,10 @@ COMPONENTS: tuple[Component, ...] = (
         learned=True,
         call_site="llama.call-self-attn",
         formula=(
-            r"{\htmlData{light=attention}{\Delta_{\mathrm{attn}}}} = \operatorname{softmax}"
-            r"\Big(\tfrac{{\htmlData{light=rope}{\operatorname{RoPE}}}(Z_1 W_Q)\,"
+            r"\begin{aligned} S &= \tfrac{{\htmlData{light=rope}{\operatorname{RoPE}}}(Z_1 W_Q)\,"
             r"{\htmlData{light=rope}{\operatorname{RoPE}}}(Z_1 W_K)^{\top}}{\sqrt{d_{\mathrm{head}}}}"
-            r" + M\Big)\, Z_1 W_V\, W_O"
+            r" \\ {\htmlData{light=attention}{\Delta_{\mathrm{attn}}}} &= "
+            r"\operatorname{softmax}(S + M)\, Z_1 W_V\, W_O \end{aligned}"
         ),
         inputs=(Tensor("Z_1", RESIDUAL),),
         outputs=(Tensor(r"\Delta_{\mathrm{attn}}", RESIDUAL),),
@@ -178,9 +178,10 @@ COMPONENTS: tuple[Component, ...] = (
         learned=True,
         call_site="llama.call-mlp",
         formula=(
-            r"{\htmlData{light=mlp}{\Delta_{\mathrm{mlp}}}} = \big(\operatorname{SiLU}"
-            r"({\htmlData{light=ln2}{Z_2}}\,W_{\mathrm{gate}}) \odot Z_2\,W_{\mathrm{up}}\big)\,"
-            r"W_{\mathrm{down}}, \qquad \operatorname{SiLU}(u) = u\,\sigma(u)"
+            r"\begin{gathered} {\htmlData{light=mlp}{\Delta_{\mathrm{mlp}}}} = \big("
+            r"\operatorname{SiLU}({\htmlData{light=ln2}{Z_2}}\,W_{\mathrm{gate}}) \odot "
+            r"Z_2\,W_{\mathrm{up}}\big)\, W_{\mathrm{down}} \\ "
+            r"\operatorname{SiLU}(u) = u\,\sigma(u) \end{gathered}"
         ),
         inputs=(Tensor("Z_2", RESIDUAL),),
         outputs=(Tensor(r"\Delta_{\mathrm{mlp}}", RESIDUAL),),
