@@ -227,7 +227,36 @@ TERMS: tuple[Term, ...] = (
         "MoE: mixture of experts",
         r"\bMoE\b|\bmixture of experts\b",
         "An MLP made of several expert MLPs, of which a small router picks a few for each "
-        "token. GPT-2, Llama 2 and Mistral 7B have none: every token goes through the one MLP.",
+        "token. GPT-2, Llama 2 and Mistral 7B have none: every token goes through the one MLP; "
+        "Mixtral, gpt-oss and DeepSeek-V3 have one in their layers.",
+    ),
+    Term(
+        "active-parameters",
+        "active parameters",
+        r"\bactive parameters\b",
+        "The parameters one token's forward pass reads: with a mixture of experts, only the "
+        "experts the router picked for it, so fewer than the model holds.",
+    ),
+    Term(
+        "attention-sink",
+        "attention sink",
+        r"\battention sinks?\b|\bsinks?\b",
+        "A learned score that joins a head's softmax as if it were one more key, with no value "
+        "behind it: the head can give its weight to nothing instead of to tokens.",
+    ),
+    Term(
+        "mla",
+        "MLA: multi-head latent attention",
+        r"\bMLA\b|\b(?:multi-head )?latent attention\b",
+        "Attention whose keys and values are read out of one small latent vector per position, "
+        "so a cache can keep that latent instead of every head's keys and values.",
+    ),
+    Term(
+        "yarn",
+        "YaRN",
+        r"\bYaRN\b",
+        "A way to stretch rotary positions to a longer context than the model was trained at: "
+        "the slowest rotations are slowed further, the fastest kept, and the scores rescaled.",
     ),
     Term(
         "induction-head",
