@@ -361,7 +361,7 @@ def inputs_key() -> str:
     """A hash of everything the figures depend on: the generator's code (this module, the
     accounting, the configs, the number formats: any module a drawing imports), the Python
     version and the installed packages (matplotlib). Same key, same bytes."""
-    from generator.memo import code_fingerprint
+    from generator.digests import code_fingerprint
 
     return code_fingerprint()
 

@@ -30,65 +30,16 @@ excerpt is checked against the lock's sha256, which the fingerprint covers), and
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import cast
 
-from generator.errors import InputError
+from generator.digests import code_fingerprint, tree_digest
 from generator.settings import Settings
-from generator.store import Store, key_of, read_regular, sha256_hex
+from generator.store import Store, key_of, sha256_hex
 
 VERSION = 1  # bump when what an entry holds changes
-PACKAGE = Path(__file__).resolve().parent  # the generator that runs: not always root/generator
-SKIP_DIRS = frozenset({"__pycache__"})
-LARGEST_INPUT = 256 << 20  # bytes of one file the fingerprint reads (the stand-in: ~2 MB)
-
-
-def _tree_digest(digest: hashlib._Hash, label: str, folder: Path) -> None:
-    """Feed every file under `folder` (label/relative path, size, bytes) into `digest`, in order.
-    Paths are named from `folder`, which need not be inside the project (a theme's custom_dir)."""
-    for path in sorted(_files_under(folder)):
-        try:
-            data = read_regular(path, max_bytes=LARGEST_INPUT)  # a FIFO would block forever
-        except FileNotFoundError:  # a dangling symlink (Emacs' .#name lock) or removed meanwhile
-            continue
-        except OSError as error:
-            if error.errno == errno.EINVAL:
-                continue  # not a regular file: nothing the generator reads
-            raise InputError(
-                f"cannot read it to fingerprint the build: {error.strerror or error}",
-                file=str(path),
-                fix=f"the generator's code, sources/ and overrides/itm/ hold files of at most"
-                f" {LARGEST_INPUT:,} bytes: move this one out, or make it readable",
-            ) from None
-        name = f"{label}/{path.relative_to(folder).as_posix()}".encode()
-        digest.update(b"%s\0%d\0" % (name, len(data)))
-        digest.update(data)
-
-
-def _files_under(folder: Path) -> Iterable[Path]:
-    for current, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-        for name in names:
-            if not name.endswith((".pyc", ".pyo")):
-                yield Path(current) / name
-
-
-def installed_distributions() -> list[str]:
-    """The names of the installed distributions' metadata folders (name-version.dist-info)."""
-    found: set[str] = set()
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        found.update(n for n in names if n.endswith((".dist-info", ".egg-info", ".egg-link")))
-    return sorted(found)
 
 
 def checkpoint_identity(settings: Settings) -> object:
@@ -114,25 +65,15 @@ def checkpoint_identity(settings: Settings) -> object:
     }
 
 
-def code_fingerprint() -> str:
-    """sha256 of the generator's code (every file of the package that runs), the Python version
-    and the installed distributions: all that a figure's drawing reads besides its arguments (a
-    drawing imports more of generator/ than its own module, e.g. the number formats)."""
-    digest = hashlib.sha256(b"itm-code\0")
-    _tree_digest(digest, "generator", PACKAGE)
-    digest.update(key_of(sys.version, installed_distributions()).encode())
-    return digest.hexdigest()
-
-
 def fingerprint(settings: Settings) -> str:
     """sha256 of everything a build's generated files and filled pages depend on."""
     digest = hashlib.sha256(b"itm-memo/%d\0" % VERSION)
     digest.update(code_fingerprint().encode())
-    _tree_digest(digest, "sources", settings.root / "sources")
+    tree_digest(digest, "sources", settings.root / "sources")
     if settings.custom_dir is not None:
         overrides = settings.root / settings.custom_dir / "itm"
         if overrides.is_dir():
-            _tree_digest(digest, "custom_dir/itm", overrides)
+            tree_digest(digest, "custom_dir/itm", overrides)
     described = {f.name: getattr(settings, f.name) for f in fields(settings)}
     digest.update(key_of(described, checkpoint_identity(settings)).encode())
     return digest.hexdigest()

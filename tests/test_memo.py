@@ -26,12 +26,12 @@ from tests.site_helpers import ROOT, build_env, mkdocs_build, tree_digest
 def inputs_copy(tmp_path: Path, monkeypatch) -> Path:
     """The folders the fingerprint reads (generator/, sources/), in a scratch project whose
     generator package is the one the fingerprint reads (as if the build ran that copy)."""
-    from generator import memo
+    from generator import digests
 
     root = tmp_path / "project"
     for name in ("generator", "sources"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(memo, "PACKAGE", root / "generator")
+    monkeypatch.setattr(digests, "PACKAGE", root / "generator")
     return root
 
 
@@ -363,13 +363,13 @@ def test_a_file_too_large_to_fingerprint_is_named_not_read_whole(
 ) -> None:
     """The fingerprint reads every file under sources/ whole: a multi-GB file there was read
     into memory before anything checked it."""
-    from generator import memo
+    from generator import digests, memo
     from generator.errors import InputError
     from generator.settings import Settings
 
     (tmp_path / "sources").mkdir()
     (tmp_path / "sources" / "huge.bin").write_bytes(bytes(2 << 20))
-    monkeypatch.setattr(memo, "LARGEST_INPUT", 1 << 20)  # above every file of the generator
+    monkeypatch.setattr(digests, "LARGEST_INPUT", 1 << 20)  # above every file of the generator
     with pytest.raises(InputError) as caught:
         memo.fingerprint(Settings.load(tmp_path, env={}))
     assert caught.value.file.endswith("huge.bin") and "larger than" in caught.value.problem
