@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.checkpoints import CheckpointPin, PinnedFile
 from generator.config import CONFIGS
 from generator.engine import random_weights
 from generator.forward.bpe import bytes_to_unicode
-from generator.forward.checkpoints import CheckpointPin, PinnedFile
 
 # GPT-2's shape rules with everything small: 2 blocks, 2 heads, width 16, a byte-level vocabulary.
 TINY = dataclasses.replace(

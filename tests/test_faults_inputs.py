@@ -430,8 +430,8 @@ def test_the_stand_in_is_read_only_as_a_file_of_its_pinned_size(tmp_path: Path, 
 
 @pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "huge", "not-utf8"])
 def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str) -> None:
+    from generator.checkpoints import load_checkpoint_pins
     from generator.forward.artifact import load_pin
-    from generator.forward.checkpoints import load_checkpoint_pins
 
     root = standin_root(tmp_path)
     path = root / "sources" / "checkpoints.toml"

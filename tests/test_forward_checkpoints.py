@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from generator import checkpoints
+from generator.checkpoints import load_checkpoint_pins, resolve, sha256_of
 from generator.errors import InputError
-from generator.forward import checkpoints
-from generator.forward.checkpoints import load_checkpoint_pins, resolve, sha256_of
 from generator.settings import Settings
 from tests.forward_helpers import (
     block_network,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from generator import blocks, config
+from generator.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.engine import forward, load_safetensors
 from generator.forward import current, feature, render
-from generator.forward.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.forward.pipeline import Gpt2Source
 from generator.inputs import BuildInputs
 from generator.settings import Settings

@@ -25,10 +25,10 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator import blocks, config
+from generator.checkpoints import PINS_FILE
 from generator.engine import forward
 from generator.forward import current, feature, render
 from generator.forward.analysis import score_heads
-from generator.forward.checkpoints import PINS_FILE
 from generator.forward.head_images import LABELLED_MAX, MASKED, thumbnail_side, view_ticks
 from generator.inputs import BuildInputs
 from generator.settings import Settings

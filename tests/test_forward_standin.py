@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from generator.checkpoints import PINS_FILE
 from generator.engine import forward
 from generator.errors import InputError
 from generator.forward.analysis import score_heads
 from generator.forward.artifact import load_pin, write_pinned
-from generator.forward.checkpoints import PINS_FILE
 from generator.forward.standin import (
     ARTIFACT,
     TRAINING,

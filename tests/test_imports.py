@@ -113,6 +113,7 @@ LAYER_OF = {
     "generator.sources": "sources",
     "generator.inputs": "sources",
     "generator.assets": "sources",
+    "generator.checkpoints": "sources",
     # base: settings, the store, errors, bounded reads, logging
     "generator": "base",  # the package itself (per_build, reset), not a prefix of the others
     "generator.settings": "base",

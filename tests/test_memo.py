@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator import config
+from generator.checkpoints import PINS_FILE
 from generator.errors import InputError
-from generator.forward.checkpoints import PINS_FILE
 from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
 from generator.settings import Settings
 from generator.store import HEADER, Store, sha256_hex

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from generator import config
+from generator.checkpoints import PINS_FILE
 from generator.engine import forward
 from generator.forward.analysis import THRESHOLDS, induction_score, induction_targets
-from generator.forward.checkpoints import PINS_FILE
 from generator.settings import Settings
 from generator.walkthrough import trained
 from generator.walkthrough.code import engine_excerpt

@@ -9,7 +9,7 @@ in a build):
 Another page links a head as `url_for(PAGE) + "#" + score.anchor`.
 
 The names from generator.forward.analysis are imported on first use (PEP 562), so a module of
-this package that needs no numpy (checkpoints: which GPT-2 files are here) loads without it.
+this package that needs no numpy loads without it.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.checked_io import read_input, write_output
+from generator.checkpoints import PINS_FILE, read_pins_file
 from generator.errors import InputError
-from generator.forward.checkpoints import PINS_FILE, read_pins_file
 
 HEX = re.compile(r"[0-9a-f]{64}")
 

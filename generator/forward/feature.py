@@ -14,9 +14,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from generator.checkpoints import PINS_FILE, CheckpointPin, checkpoint_pin
 from generator.drawing import Figure
 from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
-from generator.forward.checkpoints import PINS_FILE, CheckpointPin, checkpoint_pin
 from generator.forward.head_images import attention_view, thumbnail_png
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_figure

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from generator.checkpoints import PINS_FILE, Checkpoint, checkpoint_pin, resolve
 from generator.config import CONFIGS, ModelConfig
 from generator.engine import Trace, forward, load_safetensors
 from generator.engine.layers import cast
@@ -18,7 +19,6 @@ from generator.errors import InputError
 from generator.forward.ablation import Removal, removals
 from generator.forward.analysis import HeadScore, chance_scores, induction_targets, score_heads
 from generator.forward.bpe import BPETokenizer
-from generator.forward.checkpoints import PINS_FILE, Checkpoint, checkpoint_pin, resolve
 from generator.forward.head_images import LABELLED_MAX
 from generator.forward.standin import StandIn
 from generator.forward.tokens import WordTokenizer

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from generator.checkpoints import WEIGHTS_FILE, CheckpointPin
 from generator.forward.ablation import repeat_positions
 from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, head_anchor, strongest
 from generator.forward.blocks import (
@@ -47,7 +48,6 @@ from generator.forward.blocks import (
     Tokens,
     Training,
 )
-from generator.forward.checkpoints import WEIGHTS_FILE, CheckpointPin
 from generator.forward.head_images import (
     LABELLED_MAX,
     colour,

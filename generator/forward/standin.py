@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from generator.checkpoints import PINS_FILE
 from generator.config import ModelConfig
 from generator.engine.layers import Weights
 from generator.engine.safetensors_file import parse_safetensors, safetensors_bytes
@@ -43,7 +44,6 @@ from generator.engine.weights import weight_shapes
 from generator.errors import InputError
 from generator.forward.analysis import induction_score, induction_targets, previous_token_score
 from generator.forward.artifact import load_pin, read_pinned, write_pinned
-from generator.forward.checkpoints import PINS_FILE
 from generator.forward.tokens import ENDOFTEXT, WordTokenizer
 
 # Token 0 starts every sequence. The words cover the default prompt and plenty more; the model
