@@ -7,9 +7,9 @@ import re
 import pytest
 
 from generator import accounting as acc
-from generator import accounting_cli
 from generator.cli import main
 from generator.config import CONFIGS
+from generator.render.number_tables import labels
 from generator.render.numbers import fmt_flops, fmt_int, tex_int
 
 
@@ -59,9 +59,9 @@ def test_numbers_text_for_gpt2_xl_matches_transformers(capsys):
     assert line.split()[-1] == f"{numel:,}"
     assert "GPT-2 XL (gpt2-xl): 48 blocks, 25 heads, d_model 1,600" in out
     assert "One multiply-add counts as 2 FLOPs" in " ".join(out.split())
-    labels = accounting_cli.labels(CONFIGS["gpt2-xl"])
+    titles = labels(CONFIGS["gpt2-xl"])
     for component in acc.COMPONENTS:  # every component has a line in the overview
-        assert re.search(rf"^{re.escape(labels[component])}\s+{component}\s", out, re.M)
+        assert re.search(rf"^{re.escape(titles[component])}\s+{component}\s", out, re.M)
     assert "LayerNorm before attention (ln_1)" in out  # one norm a layer, not ln_1 and ln_2
 
 

@@ -129,7 +129,6 @@ ALLOWED_UP: dict[tuple[str, str], str] = {}
 # Arrows that ran up when the layers were written down, each to remove (issue 33).
 TO_REMOVE = {
     ("generator.accounting", "generator.render.numbers"),
-    ("generator.generation.feature", "generator.accounting_cli"),
     ("generator.inputs", "generator.models"),
     ("generator.sources.locate", "generator.pinned_excerpts.excerpts"),
     ("generator.sources.locate", "generator.pinned_excerpts.plugin"),

@@ -48,7 +48,7 @@ SAMPLE_LINKS = (
 
 def tex_tables() -> dict[str, bytes]:
     """The cache and training tables of `itm numbers --format tex`, per size, at full context."""
-    from generator.accounting_cli import generation, render_tex, training
+    from generator.render.number_tables import generation, render_tex, training
 
     files = {}
     for name in SIZES:
