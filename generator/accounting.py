@@ -16,7 +16,6 @@ from generator.errors import InputError
 from generator.models import get_family
 from generator.models.counts import has, layer_groups, seen_keys
 from generator.models.rows import Row, prefixed, total, with_bias
-from generator.render.numbers import fmt_int  # only in labels ("Values for 1,024 tokens")
 
 __all__ = ["Row", "prefixed", "with_bias"]  # the rows' type, for the modules that print them
 
@@ -288,7 +287,7 @@ def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
     unembedding = 2 * cfg.d_model * cfg.vocab_size
     every = "the full T × T grid" if cfg.sliding_window is None else "the keys each query sees"
     return [
-        Row("forward", f"Forward FLOPs per token at T = {fmt_int(T)}, exact", ((forward,),)),
+        Row("forward", "Forward FLOPs per token at T = {T}, exact", ((forward,),), (("T", T),)),
         Row("2n", "… 2N: the matrices a token runs (N = their weights)", ((2, n),)),
         Row("grid", f"… QKᵀ and A·V over {every}", grid_terms),
         Row("unembedding", "… the unembedding", ((2, cfg.d_model, cfg.vocab_size),)),
@@ -359,15 +358,17 @@ def kv_cache_rows(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
         (*width[:-1], len(layers), width[-1], cached_positions(cfg, layers[0], T))
         for _, layers in layer_groups(cfg)
     )
-    label = f"Values for {fmt_int(T)} tokens"
+    label, numbers = "Values for {T} tokens", [("T", T)]
     if cfg.sliding_window is not None:
-        label += f" (a window keeps the last {fmt_int(cfg.sliding_window - 1)})"
-    rows.append(Row("context.values", label, held))
+        label += " (a window keeps the last {kept})"
+        numbers.append(("kept", cfg.sliding_window - 1))
+    rows.append(Row("context.values", label, held, tuple(numbers)))
     rows += [
         Row(
             f"context.{dtype}",
-            f"Bytes for {fmt_int(T)} tokens in {dtype}",
+            f"Bytes for {{T}} tokens in {dtype}",
             tuple((*term, size) for term in held),
+            (("T", T),),
         )
         for dtype, size in KV_DTYPES.items()
     ]

@@ -9,8 +9,10 @@ import pytest
 from generator import accounting as acc
 from generator.cli import main
 from generator.config import CONFIGS
+from generator.models import get_size
+from generator.models.rows import Row, prefixed
 from generator.render.number_tables import labels
-from generator.render.numbers import fmt_flops, fmt_int, tex_int
+from generator.render.numbers import fmt_flops, fmt_int, row_label, tex_int
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -23,6 +25,24 @@ def test_fmt_int_and_tex_int():
     assert fmt_int(2362368) == "2,362,368"
     assert tex_int(2362368) == "2{,}362{,}368"
     assert fmt_int(0) == "0" and tex_int(768) == "768"
+
+
+def test_a_row_label_names_its_numbers_and_the_renderers_write_them_out():
+    """The accounting computes numbers and never formats them: a label names its numbers, and
+    row_label (a renderer) writes them out, or words in their place."""
+    rows = {r.key: r for r in acc.kv_cache_rows(get_size("mistral-7b-v0.1"), 8192)}
+    window = rows["context.values"]
+    assert window.label == "Values for {T} tokens (a window keeps the last {kept})"
+    assert row_label(window) == "Values for 8,192 tokens (a window keeps the last 4,095)"
+    forward = acc.flop_relations(CONFIGS["gpt2"])[0]
+    assert row_label(forward) == "Forward FLOPs per token at T = 1,024, exact"
+    assert (
+        row_label(forward, T="the context") == "Forward FLOPs per token at T = the context, exact"
+    )
+    assert row_label(prefixed("all", [forward])[0]).startswith(
+        "all forward FLOPs per token at T = 1,024"
+    )
+    assert row_label(Row("tex", "a {b} c", ((1,),))) == "a {b} c"  # no numbers: left as it is
 
 
 @pytest.mark.parametrize(

@@ -128,7 +128,6 @@ LAYER_OF = {
 ALLOWED_UP: dict[tuple[str, str], str] = {}
 # Arrows that ran up when the layers were written down, each to remove (issue 33).
 TO_REMOVE = {
-    ("generator.accounting", "generator.render.numbers"),
     ("generator.inputs", "generator.models"),
     ("generator.sources.locate", "generator.pinned_excerpts.excerpts"),
     ("generator.sources.locate", "generator.pinned_excerpts.plugin"),

@@ -14,7 +14,7 @@ from generator.blocks import Block, Markup
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.generation import blocks, data
 from generator.render import code as code_render
-from generator.render.numbers import fmt_int, row_tex, tex_int
+from generator.render.numbers import fmt_int, row_label, row_tex, tex_int
 from generator.walkthrough.blocks import TokenChip
 from generator.walkthrough.grids import cell_colour, fmt_value
 from generator.walkthrough.toy import BLOCK, TOKEN_COLOURS
@@ -207,7 +207,7 @@ def rows_table(
         columns=columns,
         quantity=quantity,
         rows=tuple(
-            blocks.CostRow(r.key, r.label, Markup(row_tex(r)), fmt_int(r.value)) for r in rows
+            blocks.CostRow(r.key, row_label(r), Markup(row_tex(r)), fmt_int(r.value)) for r in rows
         ),
     )
 

@@ -19,7 +19,7 @@ from generator.render import code as code_render
 from generator.render.cite import citation
 from generator.render.code import excerpt_anchor, literal
 from generator.render.diagram import architecture_map
-from generator.render.numbers import fmt_int
+from generator.render.numbers import fmt_int, row_label
 
 
 class SiteMacros(PageContext):
@@ -347,7 +347,7 @@ class SiteMacros(PageContext):
         lines = ["| Quantity | " + " | ".join(cfg.label for cfg in models) + " |"]
         lines.append("| :-- |" + " --: |" * len(models))
         for index, row in enumerate(table[0]):
-            label = row.label.replace(f"T = {fmt_int(models[0].n_ctx)}", "T = the context")
+            label = row_label(row, T="the context")
             cells = " | ".join(
                 f'<span data-q="relation.{row.key}.{cfg.name}">{fmt_int(rows[index].value)}</span>'
                 for cfg, rows in zip(models, table, strict=True)

@@ -13,7 +13,7 @@ from generator import accounting as acc
 from generator.accounting import Row
 from generator.config import ModelConfig
 from generator.models import get_family
-from generator.render.numbers import fmt_int, row_tex, row_text, tex_int
+from generator.render.numbers import fmt_int, row_label, row_tex, row_text, tex_int
 
 Cell = str | int | Row  # text, a number, or a formula (printed as its calculation)
 Table = tuple[str, list[str], list[list[Cell]]]  # (caption, header, rows)
@@ -98,10 +98,10 @@ def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
     """The rows behind one component's numbers: parameters, then FLOPs per token."""
     rows: list[list[Cell]] = []
     for row in acc.param_rows(cfg, component):
-        rows.append(["parameters", row.label, row, row.value])
+        rows.append(["parameters", row_label(row), row, row.value])
     rows.append(["parameters", "Per-instance total", "", acc.params_per_instance(cfg, component)])
     for row in acc.flop_rows(cfg, component, n_ctx):
-        rows.append(["FLOPs / token", row.label, row, row.value])
+        rows.append(["FLOPs / token", row_label(row), row, row.value])
     total = acc.flops_per_token(cfg, component, n_ctx)
     rows.append(["FLOPs / token", "Per-instance total", "", total])
     caption = f"{labels(cfg)[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
@@ -155,11 +155,11 @@ def summary(cfg: ModelConfig, n_ctx: int) -> Table:
 def generation(cfg: ModelConfig, n_ctx: int) -> Table:
     """The KV cache's size, and the step that reads token number T with and without it."""
     rows: list[list[Cell]] = [
-        ["KV cache", r.label, r, r.value] for r in acc.kv_cache_rows(cfg, n_ctx)
+        ["KV cache", row_label(r), r, r.value] for r in acc.kv_cache_rows(cfg, n_ctx)
     ]
     for cached, kind in ((True, "with cache"), (False, "recompute")):
         for r in acc.decode_flop_rows(cfg, n_ctx, cached=cached):
-            rows.append([f"FLOPs, {kind}", r.label, r, r.value])
+            rows.append([f"FLOPs, {kind}", row_label(r), r, r.value])
         rows.append(
             [f"FLOPs, {kind}", "Step total", "", acc.decode_flops(cfg, n_ctx, cached=cached)]
         )
@@ -187,7 +187,7 @@ def generation(cfg: ModelConfig, n_ctx: int) -> Table:
 def training(cfg: ModelConfig, n_ctx: int) -> Table:
     """A training step's FLOPs per token next to 6N, and Adam's memory per parameter."""
     rows: list[list[Cell]] = [
-        ["FLOPs / token", r.label, r, r.value] for r in acc.train_flop_rows(cfg, n_ctx)
+        ["FLOPs / token", row_label(r), r, r.value] for r in acc.train_flop_rows(cfg, n_ctx)
     ]
     total = acc.train_flops_per_token(cfg, n_ctx)
     rows.append(["FLOPs / token", "Training step total", "", total])
@@ -196,7 +196,7 @@ def training(cfg: ModelConfig, n_ctx: int) -> Table:
     rows.append(["FLOPs / token", "Kaplan's 6N" if kaplan else "6N", "", six_n])
     rows.append(["FLOPs / token", "Exact − 6N", "", total - six_n])
     memory = acc.train_memory_rows(cfg)
-    rows += [["bytes", r.label, r, r.value] for r in memory]
+    rows += [["bytes", row_label(r), r, r.value] for r in memory]
     rows.append(["bytes", "Weights, gradients and Adam state", "", sum(r.value for r in memory)])
     caption = f"{cfg.label}: a training step at T = {fmt_int(n_ctx)} (float32, Adam)"
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)

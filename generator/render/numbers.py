@@ -26,6 +26,14 @@ def fmt_flops(n: float) -> str:
     return f"{fmt_int(round(n))} FLOPs"
 
 
+def row_label(row: Row, **words: str) -> str:
+    """A row's label with the numbers it names written out: "Values for {T} tokens" with T = 1024
+    is "Values for 1,024 tokens"; `words` stand in a number's place (T="the context")."""
+    if not row.numbers:
+        return row.label
+    return row.label.format_map({name: fmt_int(n) for name, n in row.numbers} | words)
+
+
 def row_text(row: Row) -> str:
     """A row's calculation in plain text: "768 × 2,304 + 2,304"."""
     return " + ".join(" × ".join(fmt_int(f) for f in term) for term in row.terms) or "0"

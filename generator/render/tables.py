@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from generator.models.rows import Row
-from generator.render.numbers import fmt_int, row_tex, tex_int
+from generator.render.numbers import fmt_int, row_label, row_tex, tex_int
 
 
 def markdown_table(
@@ -14,7 +14,7 @@ def markdown_table(
     """| label | $calculation$ | value |, then a total row. `quantity` tags the total for tests."""
     lines = [f"| {head[0]} | {head[1]} | {head[2]} |", "| :-- | :-- | --: |"]
     for row in rows:
-        lines.append(f"| {row.label} | ${row_tex(row)}$ | {fmt_int(row.value)} |")
+        lines.append(f"| {row_label(row)} | ${row_tex(row)}$ | {fmt_int(row.value)} |")
     total = sum(row.value for row in rows)
     lines.append(f'| **{total_label}** | | <strong data-q="{quantity}">{fmt_int(total)}</strong> |')
     return "\n".join(lines) + "\n"
@@ -28,7 +28,7 @@ def latex_tabular(
     def escape(text: str) -> str:
         return text.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")
 
-    body = [f"  {escape(r.label)} & ${row_tex(r)}$ & ${tex_int(r.value)}$ \\\\" for r in rows]
+    body = [f"  {escape(row_label(r))} & ${row_tex(r)}$ & ${tex_int(r.value)}$ \\\\" for r in rows]
     total = sum(r.value for r in rows)
     return "\n".join(
         [
