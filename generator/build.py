@@ -23,7 +23,7 @@ from typing import Any
 
 from generator.drawing import Drawing, Figure
 from generator.errors import InputError
-from generator.inputs import BuildInputs
+from generator.inputs import LOCK_FILE, BuildInputs
 from generator.log import log
 from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
 from generator.settings import Settings
@@ -128,7 +128,7 @@ class SiteBuild:
     def inputs(self) -> BuildInputs:
         """The build's checked inputs, loaded on first need."""
         if self.site is None:
-            self.site = BuildInputs.load(self.settings)
+            self.site = BuildInputs.load(self.settings, check_families)
         return self.site
 
     def files(self) -> MadeFiles:
@@ -252,3 +252,35 @@ class SiteBuild:
         for drawing in self.drawings:
             drawing.cancel()
         self.drawings = []
+
+
+def check_families(excerpts: dict) -> None:
+    """The model families against the pinned code they cite: the sizes a family reads from pinned
+    lines must match them, and each Source of its registry must be a claim the lock approved
+    (InputError naming the size or the claim)."""
+    from generator.models import FAMILIES
+
+    texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+    for family in FAMILIES.values():
+        if family.check_pinned is not None:
+            family.check_pinned(texts, file=LOCK_FILE)
+    check_registry_claims(excerpts)
+
+
+def check_registry_claims(excerpts: dict) -> None:
+    """Each Source of every family's registry is a claim about its excerpt: InputError naming
+    the claim and `itm claim approve` unless the lock approved it against the text as pinned."""
+    from generator.errors import InputError
+    from generator.models import FAMILIES
+    from generator.sources.claims import claim_problem
+
+    for family in FAMILIES.values():
+        for claim_id, source in family.claims.items():
+            problem = claim_problem(claim_id, source.excerpt, excerpts)
+            if problem is not None:
+                raise InputError(
+                    f"{problem[0]}: {source.claim!r}",
+                    file=f"generator/models/{family.name}/components.py",
+                    entry=claim_id,
+                    fix=problem[1],
+                )

@@ -1,7 +1,8 @@
 """Everything a build needs, loaded once: pinned excerpts, browser assets, generated files.
 
 Data flows one way: pins and configs -> engine, accounting, resolver -> renderers -> pages.
-This module knows nothing about MkDocs; the plugin in generator/plugin.py adapts it.
+This module knows nothing about MkDocs (the plugin in generator/plugin.py adapts it) nor about
+the models: what the excerpts are checked against beyond the lock is the caller's `check`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class BuildInputs:
         return self.settings.cache_dir
 
     @classmethod
-    def load(cls, settings: Settings) -> BuildInputs:
+    def load(cls, settings: Settings, check: Callable[[dict], None]) -> BuildInputs:
+        """The inputs, every excerpt verified against the lock and then passed to `check` (which
+        raises InputError), before the web assets' download is waited for."""
         from generator.assets import katex_files, load_asset_pins
         from generator.log import progress
         from generator.sources import load_lock
@@ -50,13 +53,7 @@ class BuildInputs:
             )
         )
         excerpts = resolve_excerpts(lock, settings, log=progress)  # fetches, retries, hosts
-        from generator.models import FAMILIES
-
-        texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
-        for family in FAMILIES.values():  # sizes read from pinned code must match it
-            if family.check_pinned is not None:
-                family.check_pinned(texts, file=LOCK_FILE)
-        check_registry_claims(excerpts)
+        check(excerpts)
         katex_js, generated = katex()
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
@@ -73,25 +70,6 @@ class BuildInputs:
                 fix=f"add it to {LOCK_FILE} with `itm pin`, or use one of: "
                 + ", ".join(sorted(self.excerpts)),
             ) from None
-
-
-def check_registry_claims(excerpts: dict) -> None:
-    """Each Source of every family's registry is a claim about its excerpt: InputError naming
-    the claim and `itm claim approve` unless the lock approved it against the text as pinned."""
-    from generator.errors import InputError
-    from generator.models import FAMILIES
-    from generator.sources.claims import claim_problem
-
-    for family in FAMILIES.values():
-        for claim_id, source in family.claims.items():
-            problem = claim_problem(claim_id, source.excerpt, excerpts)
-            if problem is not None:
-                raise InputError(
-                    f"{problem[0]}: {source.claim!r}",
-                    file=f"generator/models/{family.name}/components.py",
-                    entry=claim_id,
-                    fix=problem[1],
-                )
 
 
 def in_background(work: Callable[[], Any]) -> Callable[[], Any]:

@@ -160,7 +160,7 @@ def test_the_sites_key_claims_are_bound_to_the_code_they_describe() -> None:
 def test_a_registry_claim_whose_code_changed_stops_the_build_naming_it() -> None:
     """A Source of the registry is checked like a page's claim: an approval against other text
     names the claim, the registry's file and `itm claim approve`."""
-    from generator.inputs import check_registry_claims
+    from generator.build import check_registry_claims
 
     lock = load_lock(SITE_LOCK)
 
