@@ -126,12 +126,6 @@ LAYER_OF = {
 }
 # Arrows that run up on purpose (at most 2): (importer, imported) -> why.
 ALLOWED_UP: dict[tuple[str, str], str] = {}
-# Arrows that ran up when the layers were written down, each to remove (issue 33).
-TO_REMOVE = {
-    ("generator.sources.locate", "generator.pinned_excerpts.excerpts"),
-    ("generator.sources.locate", "generator.pinned_excerpts.plugin"),
-    ("generator.sources.locate", "generator.plugin"),
-}
 
 
 def layer_of(module: str) -> str | None:
@@ -163,12 +157,12 @@ def test_every_module_stands_on_a_layer() -> None:
 
 def test_every_import_points_down_or_within_its_layer() -> None:
     found = arrows_up(import_graph())
-    unexplained = sorted(found - set(ALLOWED_UP) - TO_REMOVE)
+    unexplained = sorted(found - set(ALLOWED_UP))
     assert unexplained == [], "imports that run up a layer:\n" + "\n".join(
         f"  {source} ({layer_of(source)}) -> {target} ({layer_of(target)})"
         for source, target in unexplained
     )
-    gone = sorted((set(ALLOWED_UP) | TO_REMOVE) - found)
+    gone = sorted(set(ALLOWED_UP) - found)
     assert gone == [], f"listed as running up, but no longer do: {gone}"
 
 

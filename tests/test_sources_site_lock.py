@@ -227,3 +227,17 @@ def test_a_bad_plugin_option_is_named(tmp_path, monkeypatch, capsys) -> None:
     assert main(["verify"]) == 2
     err = capsys.readouterr().err
     assert "mkdocs.yml, entry 'plugins': option 'offline'" in err and "fix:" in err, err
+
+
+def test_a_plugin_that_is_not_installed_is_named(tmp_path, monkeypatch, capsys) -> None:
+    """The options are checked by the class each plugin registers with MkDocs (its entry point),
+    not by importing the plugins: where none is registered, the command says which is missing."""
+    import mkdocs.plugins
+
+    site = make_toy_site(tmp_path)
+    monkeypatch.chdir(site.root)
+    monkeypatch.setattr(mkdocs.plugins, "get_plugins", dict)  # no entry point installed
+    assert main(["verify", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "mkdocs.yml" in err and "the plugin 'pinned-excerpts', which is not installed" in err
+    assert "fix: install inside-the-model" in err, err

@@ -18,21 +18,7 @@ Render = Callable[[Any, str], Any]  # (verified excerpt, fence prefix) -> render
 log = logging.getLogger("mkdocs.plugins.pinned_excerpts")
 
 DEFAULT_LOCK = "excerpts.lock.toml"  # beside mkdocs.yml
-# How mkdocs.yml (or Zensical's config) names the Markdown extension: its entry point, its module
-EXTENSION_NAMES = (
-    "pinned_excerpts",
-    "generator.pinned_excerpts.markdown",
-    "generator.pinned_excerpts.markdown:PinnedExcerptsExtension",
-)
 OVERRIDES = "pinned_excerpts"  # a site's templates: <theme custom_dir>/pinned_excerpts/<name>
-
-
-def lock_path(root: Path, option: str) -> Path:
-    """The `lock` option as a path: relative to the site's folder (mkdocs.yml's)."""
-    from generator.settings import without_nul
-
-    without_nul(option, "lock")  # before expanduser: "~a\0" is a ValueError there already
-    return root / Path(option).expanduser()
 
 
 def card_renderer(custom_dir: Path | None) -> Render:

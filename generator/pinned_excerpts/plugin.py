@@ -37,14 +37,9 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from generator.last_resort import guard_events
-from generator.pinned_excerpts.excerpts import (
-    DEFAULT_LOCK,
-    EXTENSION_NAMES,
-    load_excerpts,
-    lock_path,
-    log,
-)
+from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, load_excerpts, log
 from generator.pinned_excerpts.markdown import PinnedExcerptsExtension
+from generator.sources.locate import EXTENSION_NAMES, lock_path
 
 STYLESHEET = "assets/stylesheets/pinned-excerpts.css"
 # What the cards are made of: fences numbered from a line (superfences + highlight) and the

@@ -3,7 +3,8 @@
 The site is the folder of the nearest mkdocs.yml (this folder, or the closest one above), read
 the way MkDocs reads it (INHERIT, !ENV, each plugin's defaults). Its plugins say where the lock
 is and give the command the build's settings (cache_dir, offline, git_dirs, ...), so `itm
-verify` reads and fills the same cache as the build:
+verify` reads and fills the same cache as the build. Each plugin's options are checked by the
+class the plugin registers with MkDocs (its entry point): this module imports no plugin.
 
     pinned-excerpts (plugin)        its `lock` option (default excerpts.lock.toml beside mkdocs.yml)
     pinned_excerpts (extension)     the same option, under markdown_extensions (Zensical's route)
@@ -21,6 +22,13 @@ from generator.errors import InputError
 from generator.sources.lock import display_path
 
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
+# How mkdocs.yml (or Zensical's config) names the pinned-excerpts Markdown extension: its entry
+# point, its module, its class
+EXTENSION_NAMES = (
+    "pinned_excerpts",
+    "generator.pinned_excerpts.markdown",
+    "generator.pinned_excerpts.markdown:PinnedExcerptsExtension",
+)
 SITE_LOCK = "sources/lock.toml"  # Inside the Model's own (generator/inputs.py: LOCK_FILE)
 MAX_CONFIG_BYTES = 1 << 20  # a mkdocs.yml is a page of settings
 PLUGIN_ONLY = (
@@ -59,10 +67,6 @@ def site_lock(config_file: Path) -> SiteLock:
     checked by its plugin's config class (defaults, types), but the rest of the site is not
     loaded: its theme and other plugins need not be installed (a Zensical site's theme is
     Zensical's own, and `itm verify` still finds its lock)."""
-    from generator.pinned_excerpts.excerpts import EXTENSION_NAMES, lock_path
-    from generator.pinned_excerpts.plugin import PinnedExcerptsConfig
-    from generator.plugin import ItmConfig
-
     root = config_file.resolve().parent
     data = _read_config(config_file)
     docs = root / str(data.get("docs_dir") or "docs")  # the pages `itm bump` keeps in step
@@ -70,11 +74,13 @@ def site_lock(config_file: Path) -> SiteLock:
     extensions = _entries(data.get("markdown_extensions"))
     found: list[SiteLock] = []
     if "pinned-excerpts" in plugins:
-        options = _options(PinnedExcerptsConfig, plugins["pinned-excerpts"], config_file)
+        schema = _config_class("pinned-excerpts", config_file)
+        options = _options(schema, plugins["pinned-excerpts"], config_file)
         found.append(SiteLock(lock_path(root, options["lock"]), root, options, docs=docs))
     for name in EXTENSION_NAMES:
-        if name in extensions:
-            options = _options(PinnedExcerptsConfig, extensions[name], config_file, name)
+        if name in extensions:  # the extension takes the plugin's options
+            schema = _config_class("pinned-excerpts", config_file)
+            options = _options(schema, extensions[name], config_file, name)
             found.append(SiteLock(lock_path(root, options["lock"]), root, options, docs=docs))
     if len({site.path for site in found}) > 1:
         raise InputError(
@@ -90,7 +96,7 @@ def site_lock(config_file: Path) -> SiteLock:
         return found[0]
     for name in ("inside-the-model", "itm"):
         if name in plugins:
-            options = _options(ItmConfig, plugins[name], config_file)
+            options = _options(_config_class(name, config_file), plugins[name], config_file)
             return SiteLock(root / SITE_LOCK, root, options, docs=docs)
     raise InputError(
         "the site enables no plugin or Markdown extension that uses a lock of pinned excerpts",
@@ -98,6 +104,30 @@ def site_lock(config_file: Path) -> SiteLock:
         fix="add `- pinned_excerpts` under `markdown_extensions:` (or `- pinned-excerpts` under"
         " `plugins:`) in mkdocs.yml, or pass --lock PATH",
     )
+
+
+def lock_path(root: Path, option: str) -> Path:
+    """The `lock` option as a path: relative to the site's folder (mkdocs.yml's)."""
+    from generator.settings import without_nul
+
+    without_nul(option, "lock")  # before expanduser: "~a\0" is a ValueError there already
+    return root / Path(option).expanduser()
+
+
+def _config_class(plugin: str, config_file: Path) -> type[Any]:
+    """The options class of the installed MkDocs plugin `plugin`, found as MkDocs finds the
+    plugin: by the entry point it registers (pyproject.toml). InputError when none does."""
+    from mkdocs.plugins import BasePlugin, get_plugins
+
+    entry = get_plugins().get(plugin)
+    if entry is None:
+        raise InputError(
+            f"mkdocs.yml uses the plugin {plugin!r}, which is not installed here",
+            file=str(config_file),
+            fix="install inside-the-model (pip install inside-the-model) where `itm` runs",
+        )
+    plugin_class: type[BasePlugin[Any]] = entry.load()
+    return plugin_class.config_class
 
 
 def _read_config(config_file: Path) -> dict[str, Any]:
