@@ -112,8 +112,8 @@ class SiteBuild:
         if build.made is None:
             from generator.charts import chart_figures
 
-            # drawn during the fetches; its worker then draws the features' figures (files())
-            build.drawings.append(build._drawing(chart_figures(), more=True))
+            # drawn during the fetches; its workers then draw the features' figures (files())
+            build.drawings.append(build._drawing(chart_figures()))
             try:
                 build.inputs()
             except BaseException:
@@ -121,9 +121,9 @@ class SiteBuild:
                 raise
         return build
 
-    def _drawing(self, figures: list[Figure], *, more: bool = False) -> Drawing:
+    def _drawing(self, figures: list[Figure]) -> Drawing:
         cache, stall = self.settings.cache_dir, self.settings.draw_timeout
-        return Drawing(figures, cache, stall=stall, more=more)
+        return Drawing(figures, cache, stall=stall)
 
     def inputs(self) -> BuildInputs:
         """The build's checked inputs, loaded on first need."""
@@ -134,7 +134,7 @@ class SiteBuild:
     def files(self) -> MadeFiles:
         """Every generated file but the figures being drawn (late_paths): replayed from the memo,
         or made now (and the features' figures started). If making them fails, the workers are
-        stopped: the charts' worker would otherwise wait for the features' figures."""
+        stopped: nothing will ask for their figures."""
         if self.made is None:
             try:
                 self.made = self._make_files()
@@ -157,7 +157,6 @@ class SiteBuild:
                 figures += feature.figures(site)
         if self.drawings:  # the charts' workers, matplotlib imported: no other will start
             self.drawings[0].add(figures)
-            self.drawings[0].close()
         else:
             self.drawings.append(self._drawing(figures))
         return MadeFiles(files=generated, katex_js=site.katex_js)

@@ -1,68 +1,58 @@
 """Figures drawn by worker processes while the build goes on.
 
-matplotlib draws on one core and takes ~0.4–1 s to import, so a cold build that drew its figures
-itself would wait for them. A `Drawing` starts its workers at once (`python -m generator.drawing`,
-plain subprocesses managed from a `concurrent.futures` thread each: nothing re-runs the caller's
-main script, no fork copies `mkdocs serve`'s threads), one per spare core, each drawing its
-share, while the build fetches sources and fills pages; `files()` waits for them only when the
-bytes are needed. A figure already in the store (signed, keyed by a hash of everything its
-drawing depends on, so an entry can only be read back for the path it was drawn for) is read,
-not drawn. Workers or this process: the same bytes.
+matplotlib takes ~0.5 s of CPU to import and draws on one core, so a `Drawing` hands the figures
+not in the store (signed, keyed by a hash of everything a drawing reads, bound to the figure's
+path) at once to a `concurrent.futures.ProcessPoolExecutor` of a process per spare core;
+`files()` waits only when the bytes are needed, and `add()` hands later figures (the features')
+to the same workers, matplotlib imported. Workers or this process: the same bytes.
 
-A figure known only later (the features' figures, once the inputs are loaded) joins a running
-worker with `add()`, which sends it as one more line: that worker has matplotlib imported
-already, where a fresh one would import it again for one figure (about a second of CPU, on a
-machine whose cores the build keeps busy).
+Workers are spawned (no fork copies `mkdocs serve`'s threads; re-importing the main script costs
+a worker 0.05 s more CPU than `python -m` did, and multiprocessing's resource tracker 0.03 s).
+Each sets MPLBACKEND=agg (settings), leaves Ctrl-C to the build, which kills them (`cancel()`),
+and ends when the build's process ends, on its parent sentinel's end-of-file (a pool's worker
+holds both ends of its task queue: a killed build's idle worker waited forever). A drawing that
+raises is one line naming the figure (last_resort).
 
-A worker's life is tied to its build, and its build never waits on it forever:
-- The build writes tasks as lines, `[]` when it has no more, and keeps the worker's stdin open;
-  when the build ends (even by SIGKILL, even before the worker has imported anything) the
-  kernel closes it, and the worker sees end-of-file: a thread of its own, reading the tasks,
-  exits the process at once.
-- A worker sends each figure as it is drawn. One that is stopped (SIGSTOP), or sends nothing for
-  `stall` seconds while it has figures to draw (stuck), is killed; one killed by a signal (the
-  OOM killer, a SIGKILL) has its undelivered figures drawn again once in a fresh worker; a
-  second failure, or a drawing that raises, stops the build with a `DrawingError` naming the
-  figures.
+What the pool lacks, kept here (each case a test in tests/test_charts.py):
+- a deadline: `result(timeout)` only stops waiting, and a stuck or stopped (SIGSTOP) worker held
+  the build forever. `files()` kills the pool's processes (`_processes`: no public kill before
+  Python 3.14) once no figure has come for `stall` seconds, or at once when one is stopped;
+- a second chance: one dead worker (the OOM killer) breaks the whole pool, so what it had not
+  delivered is drawn again once in a fresh pool; a second failure is a DrawingError naming the
+  figures. (multiprocessing.Pool would not tell: a dead worker's task was still unanswered after
+  10 s, tried.)
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import importlib
-import json
+import multiprocessing
 import os
-import queue
-import select
-import subprocess
-import sys
-import tempfile
+import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import partial
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import IO
 
 from generator.errors import InputError
-from generator.last_resort import exit_code, last_resort
+from generator.last_resort import last_resort
 from generator.log import log
-from generator.settings import tracebacks_wanted, worker_environment
+from generator.settings import enter_worker_environment, tracebacks_wanted
 from generator.store import Store
 
 MAX_WORKERS = 4  # processes drawing at once (each imports matplotlib: ~0.5 s, ~100 MB)
-STALL_SECONDS = 60.0  # a worker that sends no figure for this long is stuck (ITM_DRAW_TIMEOUT)
-CHECKOUT = Path(__file__).resolve().parent.parent  # where `-m generator.drawing` finds this code
-LOOK_AGAIN = 0.25  # seconds between looks at a quiet worker (is it stopped? past its stall?)
-STDERR_KEPT = 4000  # characters of a failed worker's stderr quoted in the error
-WORKER = "the drawing worker (`python -m generator.drawing`)"  # as its one-line errors name it
+STALL_SECONDS = 60.0  # no figure for this long while some are due: stuck (ITM_DRAW_TIMEOUT)
+LOOK_AGAIN = 0.25  # seconds between looks at quiet workers (stopped? past the deadline?)
+WORKER = "the drawing worker"  # as its one-line errors name it
 
 
 class DrawingError(InputError):
-    """Figures that no worker could draw (a drawing raised, or workers died or stalled twice)."""
+    """Figures that could not be drawn (a drawing raised, or workers died or stalled twice)."""
 
 
 @dataclass(frozen=True)
@@ -71,28 +61,8 @@ class Figure:
 
     path: str  # site path: "figures/params-gpt2.svg"
     draw: str  # "module:function", called as function(*args), returning the file's bytes
-    args: tuple  # JSON values (workers receive them as JSON)
+    args: tuple  # picklable values (sent to a worker)
     key: str  # sha256 of everything the drawing depends on (its store key)
-
-
-@dataclass
-class Share:
-    """One worker's figures: those it started with and those added while it runs."""
-
-    figures: list[Figure]
-    process: subprocess.Popen[bytes] | None = None  # once started
-    sent: int = 0  # figures written to the worker so far
-    sent_at: float = 0.0  # time.monotonic() when they were last written
-    closed: bool = False  # told there are no more (`[]`): add() starts another worker
-
-
-@dataclass
-class Delivery:
-    """What one worker sent before it ended, and why it ended early (None: it finished)."""
-
-    drawn: dict[str, bytes] = field(default_factory=dict)
-    problem: str | None = None
-    retry: bool = False  # killed or stalled: a fresh worker may well succeed
 
 
 def draw(figure: Figure) -> bytes:
@@ -103,20 +73,13 @@ def draw(figure: Figure) -> bytes:
 
 def spare_cores() -> int:
     """Workers to start: one per core the build process leaves free (at least one)."""
-    if hasattr(os, "sched_getaffinity"):
-        cores = len(os.sched_getaffinity(0))
-    else:  # pragma: no cover (macOS, Windows)
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_WORKERS, cores - 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_WORKERS, (cores or 1) - 1))
 
 
 class Drawing:
     """Figures being drawn: cached ones read now, the rest started in workers now (or, with
-    workers=0, drawn by this process when `files()` asks).
-
-    more=True keeps the workers waiting for figures `add()` may send, until `close()` (or
-    `files()`) says there are none; a worker left waiting `idle` seconds (default: `stall`) with
-    nothing to draw is told so itself. more=False: each worker ends once its figures are drawn."""
+    workers=0, drawn by this process when `files()` asks)."""
 
     def __init__(
         self,
@@ -125,186 +88,116 @@ class Drawing:
         *,
         workers: int | None = None,
         stall: float = STALL_SECONDS,
-        more: bool = False,
-        idle: float | None = None,
     ) -> None:
-        self.figures: list[Figure] = []
         self.store = Store(cache_dir) if cache_dir is not None else None
         self.stall = stall
-        self.idle = stall if idle is None else idle
-        self.done: dict[str, bytes] = {}
-        self.unkept: dict[str, bytes] = {}  # drawn, not stored yet (files(keep=False))
-        self.cancelled = False
         self.count = spare_cores() if workers is None else workers
+        self.figures: list[Figure] = []
+        self.done: dict[str, bytes] = {}  # by site path: read from the store, or drawn
+        self.unkept: dict[str, bytes] = {}  # drawn, not stored yet (files(keep=False))
         self.here: list[Figure] = []  # drawn by this process (workers=0)
-        self.processes: list[subprocess.Popen[bytes]] = []
-        self.pool: ThreadPoolExecutor | None = None
-        self.pending: list[tuple[Share, Future[Delivery]]] = []
-        self._lock = threading.Lock()  # guards the shares' processes and what they were sent
+        self.pending: dict[str, tuple[Figure, Future[bytes]]] = {}  # handed to the pool
+        self.pool: ProcessPoolExecutor | None = None
+        self.processes: list[BaseProcess] = []  # every worker started, the current pool's last
+        self.pool_start = 0  # where in `processes` the current pool's workers start
+        self.heard = 0.0  # time.monotonic() when a figure was last handed over or delivered
         self.add(figures)
-        if not more:
-            self.close()
-
-    def add(self, figures: Sequence[Figure]) -> None:
-        """Draw `figures` too: read from the store, or sent to the workers still waiting for more
-        (matplotlib imported already), or, when none is, to new ones."""
-        missing = []
-        for figure in figures:
-            self.figures.append(figure)
-            cached = self.store.get_entry("figure", figure.key) if self.store else None
-            if cached is None:
-                missing.append(figure)
-            else:
-                self.done[figure.path] = cached
-        if not missing:
-            return
-        if self.count == 0:
-            self.here += missing
-            return
-        with self._lock:
-            waiting = [share for share, _ in self.pending if not share.closed]
-            for index, share in enumerate(waiting):
-                share.figures += missing[index :: len(waiting)]
-                self._send(share)
-        if waiting:
-            return
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=MAX_WORKERS)
-        for index in range(min(self.count, len(missing))):
-            share = Share(missing[index :: self.count])
-            self.pending.append((share, self.pool.submit(self._in_worker, share)))
-
-    def close(self) -> None:
-        """No more figures: each worker ends once it has drawn its share."""
-        with self._lock:
-            for share, _ in self.pending:
-                share.closed = True
-                self._send(share)
 
     @property
     def paths(self) -> list[str]:
         return [figure.path for figure in self.figures]
 
-    def _start(self, errors: IO[bytes]) -> subprocess.Popen[bytes]:
-        """A new worker (called with the lock held: cancel() kills every process started, and
-        none after it)."""
-        if self.cancelled:
-            raise DrawingError("the build was stopped while figures were being drawn")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "generator.drawing"],
-            cwd=CHECKOUT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errors,  # a file, read once it ended: a full pipe could block it
-            env=worker_environment(),  # MPLBACKEND pinned: nothing in the environment breaks it
-        )
-        self.processes.append(process)
-        return process
+    def add(self, figures: Sequence[Figure]) -> None:
+        """Draw `figures` too: read from the store, or handed to the workers now."""
+        for figure in figures:
+            self.figures.append(figure)
+            cached = self.store.get_entry("figure", figure.key) if self.store else None
+            if cached is not None:
+                self.done[figure.path] = cached
+            elif self.count == 0:
+                self.here.append(figure)
+            else:
+                self.pending[figure.path] = (figure, self._submit(figure))
 
-    def _send(self, share: Share) -> None:
-        """Write the share's figures its worker has not been sent, and `[]` once it is closed
-        (called with the lock held; a worker not started yet is sent everything at its start).
-        A worker that died misses them: its delivery says so, and they are drawn again."""
-        process = share.process
-        if process is None or process.stdin is None or process.stdin.closed:
-            return
-        lines = b""
-        if share.sent < len(share.figures):
-            tasks = [[f.path, f.draw, list(f.args)] for f in share.figures[share.sent :]]
-            lines += json.dumps(tasks).encode() + b"\n"
-            share.sent, share.sent_at = len(share.figures), time.monotonic()
-        if share.closed:
-            lines += b"[]\n"
+    def _submit(self, figure: Figure) -> Future[bytes]:
+        """The figure handed to the pool (started now if there is none)."""
+        if self.pool is None:
+            self.pool_start = len(self.processes)
+            spawn = multiprocessing.get_context("spawn")
+            self.pool = ProcessPoolExecutor(self.count, spawn, initializer=start_worker)
+        self.heard = time.monotonic()
+        future: Future[bytes] = Future()
         try:
-            process.stdin.write(lines)
-            process.stdin.flush()  # and kept open: its end-of-file tells the worker we are gone
-        except OSError:  # BrokenPipeError: it died
-            pass
-
-    def _in_worker(self, share: Share) -> Delivery:
-        """Draw `share` in a new worker: every figure it sent, and why it stopped early if it did."""
-        with tempfile.TemporaryFile() as errors:
-            with self._lock:
-                process = share.process = self._start(errors)
-                self._send(share)
-            assert process.stdin is not None and process.stdout is not None
-            delivery = Delivery()
-            try:
-                waiting = partial(self._waiting, share)
-                while not _receive(process, self.stall, self.idle, delivery, waiting):
-                    with self._lock:  # it drew all it was sent and waits: unless more came, done
-                        if self._waiting(share, delivery.drawn)[0]:
-                            share.closed = True
-                            self._send(share)
-                            break
-            finally:
-                try:
-                    process.wait(timeout=self.stall)  # it closed its output: it is exiting
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-                with self._lock:  # ended: what add() brings from now on goes to a new worker
-                    share.closed = True
-                    with contextlib.suppress(OSError):  # BrokenPipeError: it died before
-                        process.stdin.close()  # reading lines it was sent (drawn again)
-                process.stdout.close()
-            missing = [f.path for f in share.figures if f.path not in delivery.drawn]
-            if not missing:
-                return Delivery(delivery.drawn)
-            if delivery.problem is None:
-                code = process.returncode
-                if code < 0:
-                    delivery.problem = f"the worker was killed by signal {-code}"
-                    delivery.retry = True
-                elif code != 0:
-                    errors.seek(0)
-                    said = errors.read().decode("utf-8", errors="replace")[-STDERR_KEPT:]
-                    delivery.problem = f"the worker failed (exit {code}): {_last_words(said)}"
-                else:
-                    delivery.problem = f"the worker ended without drawing {missing[0]}"
-                    delivery.retry = True
-            return delivery
-
-    def _waiting(self, share: Share, drawn: dict[str, bytes]) -> tuple[bool, float]:
-        """(Has the worker drawn every figure of its share?, when were figures last sent to it)."""
-        return all(f.path in drawn for f in share.figures), share.sent_at
+            future = self.pool.submit(draw_in_worker, figure)
+        except BrokenProcessPool as broken:  # a worker died: files() draws it again
+            future.set_exception(broken)
+        self.processes += [p for p in self.pool._processes.values() if p not in self.processes]
+        return future
 
     def files(self, *, keep: bool = True) -> dict[str, bytes]:
         """Every figure by site path, in the order given (waits for the workers). The figures
         drawn are stored now, or with keep=False only when `keep()` is called (a build keeps
         them once it knows its inputs did not change while they were drawn)."""
-        self.close()
-        drawn: dict[str, bytes] = {}
-        pending, self.pending = self.pending, []
-        for share, future in pending:
-            delivery = future.result()  # returns: every worker has its stall deadline
-            if delivery.problem is not None and delivery.retry:
-                rest = [f for f in share.figures if f.path not in delivery.drawn]
+        try:
+            for figure in self.here:
+                self.unkept[figure.path] = draw(figure)
+            self.here = []
+            if problem := self._wait():  # a worker died, stalled or stopped: once more
                 log.info(  # not a warning: the build recovers, and strict mode fails on warnings
-                    "Inside the Model: %s; drawing %d figure(s) again", delivery.problem, len(rest)
+                    "Inside the Model: %s; drawing %d figure(s) again", problem, len(self.pending)
                 )
-                again = self._in_worker(Share(rest, closed=True))
-                delivery = Delivery({**delivery.drawn, **again.drawn}, again.problem)
-            if delivery.problem is not None:
-                raise DrawingError(
-                    f"could not draw {', '.join(f.path for f in share.figures)}: {delivery.problem}",
-                    entry=share.figures[0].draw,
-                    fix=f"if the machine is very busy, allow a worker more time"
-                    f" (ITM_DRAW_TIMEOUT, now {self.stall:g} s); a drawing that raised is a bug"
-                    " in the figure's code",
-                )
-            drawn.update(delivery.drawn)
-        if self.pool is not None:
-            self.pool.shutdown()
-            self.pool = None
-        for figure in self.here:
-            drawn[figure.path] = draw(figure)
-        self.here = []
-        self.unkept.update(drawn)
+                for path, (figure, _) in self.pending.items():
+                    self.pending[path] = (figure, self._submit(figure))
+                if problem := self._wait():
+                    raise self._error([figure for figure, _ in self.pending.values()], problem)
+        finally:  # every figure came, or a DrawingError, Ctrl-C: no worker draws on
+            self.cancel()
+        self.done.update(self.unkept)
         if keep:
             self.keep()
-        self.done.update(drawn)
         return {path: self.done[path] for path in self.paths}
+
+    def _wait(self) -> str | None:
+        """Move the figures the pool delivers to `unkept`; if its workers fail first, end it
+        and say how. A DrawingError when a drawing raised."""
+        while self.pending:
+            futures = [future for _, future in self.pending.values()]
+            delivered, _ = wait(futures, timeout=LOOK_AGAIN, return_when=FIRST_COMPLETED)
+            if delivered:  # (or before files() was called: the deadline starts from now)
+                self.heard = time.monotonic()
+            for figure, future in [item for item in self.pending.values() if item[1] in delivered]:
+                if not isinstance(future.exception(), BrokenProcessPool):  # else drawn again
+                    self.unkept[figure.path] = self._result(figure, future)
+                    del self.pending[figure.path]
+            workers = self.processes[self.pool_start :]
+            broken = any(isinstance(future.exception(), BrokenProcessPool) for future in delivered)
+            stopped = any(_is_stopped(p.pid) for p in workers if p.pid is not None)
+            if broken or stopped or time.monotonic() - self.heard >= self.stall:
+                self.cancel()  # its workers reaped: their exit codes known
+                if broken:
+                    return _death(workers)
+                if stopped:
+                    return "the worker was stopped"
+                return f"the worker sent nothing for {self.stall:g} s (stuck)"
+        return None
+
+    def _result(self, figure: Figure, future: Future[bytes]) -> bytes:
+        """The figure's bytes, or a DrawingError quoting the drawing's one-line error (its
+        traceback with ITM_TRACEBACK)."""
+        try:
+            return future.result()
+        except Exception as error:
+            said = "".join(traceback.format_exception(error)) if tracebacks_wanted() else error
+            raise self._error([figure], str(said)) from None
+
+    def _error(self, figures: list[Figure], problem: str) -> DrawingError:
+        return DrawingError(
+            f"could not draw {', '.join(f.path for f in figures)}: {problem}",
+            entry=figures[0].draw,
+            fix=f"if the machine is very busy, allow a worker more time"
+            f" (ITM_DRAW_TIMEOUT, now {self.stall:g} s); a drawing that raised is a bug"
+            " in the figure's code",
+        )
 
     def keep(self) -> None:
         """Store the figures drawn (not read from the store) under their keys."""
@@ -314,76 +207,14 @@ class Drawing:
                 self.store.put_entry("figure", figure.key, unkept[figure.path])
 
     def cancel(self) -> None:
-        """Stop the workers (the build failed or was interrupted)."""
-        with self._lock:
-            self.cancelled = True
-            for process in self.processes:
-                if process.poll() is None:
+        """Kill the workers and shut their pool down: every figure came (a worker stopped while
+        it waited would never read that there is no more), or the build failed or stopped."""
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            for process in self.processes[self.pool_start :]:
+                if process.is_alive():
                     process.kill()
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
-        self.pending = []
-
-
-def _receive(
-    process: subprocess.Popen[bytes],
-    stall: float,
-    idle: float,
-    delivery: Delivery,
-    waiting: Callable[[dict[str, bytes]], tuple[bool, float]],
-) -> bool:
-    """Read a worker's figures (one JSON line each) into `delivery` until it closes its output
-    (True), or until it has drawn every figure sent and been quiet for `idle` seconds (False:
-    it is only waiting, for more or to be told there are none). `waiting(drawn)`: (has it drawn
-    every figure sent?, when were figures last sent). A worker that is stopped (SIGSTOP, a
-    debugger) is killed at once; one that sends nothing for `stall` seconds while it has figures
-    to draw is killed then."""
-    assert process.stdout is not None
-    source = process.stdout.fileno()
-    pending = bytearray()
-    quiet_since = time.monotonic()
-    while True:
-        ready, _, _ = select.select([source], [], [], LOOK_AGAIN)
-        if not ready:
-            stopped = _is_stopped(process.pid)
-            all_drawn, sent_at = waiting(delivery.drawn)
-            limit = idle if all_drawn else stall
-            if stopped or time.monotonic() - max(quiet_since, sent_at) >= limit:
-                if all_drawn and not stopped:
-                    return False
-                process.kill()
-                delivery.problem = (
-                    "the worker was stopped"
-                    if stopped
-                    else f"the worker sent nothing for {stall:g} s (stuck)"
-                )
-                delivery.retry = True
-                return True
-            continue
-        chunk = os.read(source, 1 << 20)
-        if not chunk:
-            return True
-        quiet_since = time.monotonic()
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            line, pending[: end + 1] = bytes(pending[:end]), b""
-            try:
-                path, data = json.loads(line)
-                delivery.drawn[str(path)] = base64.b64decode(data)
-            except (ValueError, TypeError) as error:
-                process.kill()
-                delivery.problem = f"the worker sent something that is not a figure ({error})"
-                return True
-
-
-def _last_words(said: str) -> str:
-    """What a failed worker printed, for the build's error: its last line (its one-line error,
-    or a traceback's exception line), or all of it when ITM_TRACEBACK asks for tracebacks."""
-    if tracebacks_wanted():
-        return "\n" + said
-    lines = [line.strip() for line in said.split("\n") if line.strip()]
-    return lines[-1].removeprefix("error: ") if lines else "it printed nothing"
+            pool.shutdown(wait=True, cancel_futures=True)  # its thread reaps them
 
 
 def _is_stopped(pid: int) -> bool:
@@ -395,36 +226,30 @@ def _is_stopped(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[:1] in (["T"], ["t"])
 
 
-def _read_tasks(tasks: queue.Queue[list]) -> None:
-    """Put each line the build sends (a JSON list of tasks; `[]`: no more) on `tasks`, and exit
-    the process as soon as the build's end of our stdin closes (the build ended, however early).
-    Reads the descriptor itself: a daemon thread holding sys.stdin's lock aborts the exit."""
-    pending = bytearray()
-    try:
-        while chunk := os.read(sys.stdin.fileno(), 1 << 16):
-            pending += chunk
-            while (end := pending.find(b"\n")) >= 0:
-                line, pending[: end + 1] = bytes(pending[:end]), b""
-                tasks.put(json.loads(line))
-    finally:  # end-of-file, or a line that is not JSON: never left waiting for tasks
-        os._exit(1)
+def _death(workers: list[BaseProcess]) -> str:
+    """How the worker that broke its pool ended (the pool ends the others with SIGTERM)."""
+    codes = [p.exitcode or 0 for p in workers if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    if codes and codes[0] < 0:
+        return f"the worker was killed by signal {-codes[0]}"
+    return f"a worker ended (exit {codes[0] if codes else 0})"
 
 
-def _worker() -> int:
-    """A worker of Drawing: JSON lines [[path, "module:function", args], ...] on stdin, then `[]`
-    with stdin held open until the build ends; one JSON line [path, base64 bytes] per figure on
-    stdout. A drawing that raises is a bug: one line on stderr names the figure (last_resort)."""
-    tasks: queue.Queue[list] = queue.Queue()
-    threading.Thread(target=_read_tasks, args=(tasks,), daemon=True).start()
-    out = sys.stdout.buffer
-    while batch := tasks.get():
-        for path, function, args in batch:
-            with last_resort(WORKER, f"{path} (drawn by {function})"):
-                data = draw(Figure(path, function, tuple(args), ""))
-            out.write(json.dumps([path, base64.b64encode(data).decode("ascii")]).encode() + b"\n")
-            out.flush()
-    return 0
+def start_worker() -> None:
+    """A worker's first step: its environment set, Ctrl-C left to the build, and a thread that
+    ends it as soon as the build's process ends (the parent sentinel's end-of-file)."""
+    enter_worker_environment()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    build = multiprocessing.parent_process()
+    if build is not None:
+        threading.Thread(target=_end_with, args=(build,), daemon=True).start()
 
 
-if __name__ == "__main__":
-    sys.exit(exit_code(WORKER, _worker))
+def _end_with(build: BaseProcess) -> None:
+    build.join()  # returns once the build's process has ended
+    os._exit(1)
+
+
+def draw_in_worker(figure: Figure) -> bytes:
+    """A worker's task: one figure's bytes; a drawing that raises is told in one line."""
+    with last_resort(WORKER, f"{figure.path} (drawn by {figure.draw})"):
+        return draw(figure)

@@ -1,8 +1,10 @@
 """The last-resort handler of every entry point: an unexpected exception, a bug of ours, reaches
 the user as one line naming the command, its input and where to report it, never as a traceback.
 
-- `itm` (generator.cli) and the drawing worker (`python -m generator.drawing`) run their main
-  through `exit_code`: the line on stderr, exit 70 (EX_SOFTWARE); Ctrl-C exits 130, quietly.
+- `itm` (generator.cli) runs its main through `exit_code`: the line on stderr, exit 70
+  (EX_SOFTWARE); Ctrl-C exits 130, quietly.
+- A drawing worker (generator.drawing) draws each figure under `last_resort`: the line reaches
+  the build as the figure's DrawingError.
 - The MkDocs plugins' classes are decorated with `guard_events`: each `on_*` event turns an
   unexpected exception (and an InputError that escaped) into a PluginError, which MkDocs prints
   as one `ERROR` line before `Aborted with a BuildError!` (any other exception is a traceback).

@@ -139,12 +139,12 @@ def tracebacks_wanted(env: Mapping[str, str] | None = None) -> bool:
     return env.get(TRACEBACK, "").strip().lower() in TRUE
 
 
-def worker_environment() -> dict[str, str]:
-    """The environment a drawing worker runs in: this process's, with matplotlib's backend set
-    to Agg. Every figure is drawn to bytes (charts.pyplot selects Agg itself), so MPLBACKEND can
-    only break a worker: `MPLBACKEND=nonexistent` made its `import matplotlib` raise, and the
-    build quoted the worker's traceback."""
-    return {**os.environ, "MPLBACKEND": "agg"}
+def enter_worker_environment() -> None:
+    """Set a drawing worker's environment (in the worker): matplotlib's backend, Agg. Every
+    figure is drawn to bytes (charts.pyplot selects Agg itself), so MPLBACKEND can only break a
+    worker: `MPLBACKEND=nonexistent` made its `import matplotlib` raise, and the build quoted
+    the worker's traceback."""
+    os.environ["MPLBACKEND"] = "agg"
 
 
 def without_nul(value: object, option: str) -> None:

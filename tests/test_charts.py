@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+from concurrent.futures import wait
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,79 @@ def started_worker(fifo: Path) -> int:
         os.close(descriptor)
 
 
+def announced(fifo: str) -> bytes:
+    """A quick drawing that says it ran (its pid, through a FIFO the test reads)."""
+    with open(fifo, "w") as drawn:
+        drawn.write(f"{os.getpid()}\n")
+    return b"<svg/>"
+
+
+# A build waiting for its figures: one stuck, one drawn by the other worker (which now waits).
+INTERRUPTED_BUILD = """
+import sys
+from generator.drawing import Drawing, Figure
+
+stuck = Figure("figures/a.svg", "tests.test_charts:wait_forever", (sys.argv[1],), "a3" * 32)
+quick = Figure("figures/b.svg", "tests.test_charts:announced", (sys.argv[2],), "b3" * 32)
+drawing = Drawing([stuck, quick], workers=2)
+try:
+    drawing.files()
+except KeyboardInterrupt:
+    print(*[process.exitcode for process in drawing.processes])
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_stops_the_build_and_every_worker_quietly(tmp_path: Path) -> None:
+    """Ctrl-C reaches every process of the terminal's group: the build kills its workers, the
+    stuck one too, before it exits, and nothing but the build speaks."""
+    fifos = [tmp_path / "stuck", tmp_path / "quick"]
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    build = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_BUILD, *map(str, fifos)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group of its own, as a terminal's job
+    )
+    try:
+        for fifo in fifos:
+            started_worker(fifo)  # both workers started: one is stuck, the other waits
+        os.killpg(build.pid, signal.SIGINT)
+        out, err = build.communicate(timeout=300)  # a safety net: it exits at once
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 130, err
+    assert err == "", err  # not even "Process SpawnProcess-1:", the start of a traceback
+    codes = out.split()
+    assert len(codes) == 2 and "None" not in codes and "0" not in codes  # both killed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/PID/status")
+def test_a_worker_leaves_ctrl_c_to_the_build(tmp_path: Path, capfd) -> None:
+    """A worker waiting for figures died of Ctrl-C with KeyboardInterrupt's traceback (and one
+    drawing raised it back into the build): the build decides, and stops its workers itself."""
+    first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "a4" * 32)
+    later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "b4" * 32)
+    drawing = Drawing([first], tmp_path / "cache", workers=1)
+    delivered(drawing)
+    (worker,) = drawing.processes
+    ignored = re.search(
+        r"^SigIgn:\s*([0-9a-f]+)$", Path(f"/proc/{worker.pid}/status").read_text(), re.M
+    )
+    assert ignored and int(ignored[1], 16) & 1 << (signal.SIGINT - 1)  # as the kernel sees it
+    os.kill(worker.pid, signal.SIGINT)  # what Ctrl-C sends every process of the terminal's group
+    drawing.add([later])
+    assert drawing.files() == {
+        "figures/a.svg": f"<svg>a {worker.pid}</svg>".encode(),
+        "figures/b.svg": f"<svg>b {worker.pid}</svg>".encode(),
+    }
+    assert capfd.readouterr().err == ""
+
+
 def matplotlib_backend() -> bytes:
     """A drawing that imports matplotlib, as every figure does, and says which backend it got."""
     import matplotlib
@@ -176,10 +250,10 @@ def test_a_cancelled_drawing_stops_its_workers(tmp_path: Path) -> None:
     stuck = Figure("figures/stuck.svg", "tests.test_charts:wait_forever", (str(fifo),), "d" * 64)
     drawing = Drawing([stuck], tmp_path, workers=1)
     worker = started_worker(fifo)
-    drawing.cancel()
+    drawing.cancel()  # returns once its workers have ended
     (process,) = drawing.processes
     assert process.pid == worker
-    assert process.wait(timeout=300) != 0  # killed, not left waiting
+    assert process.exitcode not in (None, 0)  # killed, not left waiting
 
 
 def dies_once(marker: str, sig: int) -> bytes:
@@ -231,7 +305,7 @@ def test_a_worker_that_fails_twice_stops_the_build_naming_its_figures(tmp_path: 
     assert "figures/stuck.svg" in caught.value.problem
     assert "sent nothing for 1 s (stuck)" in caught.value.problem
     assert "ITM_DRAW_TIMEOUT" in caught.value.fix
-    assert all(process.poll() is not None for process in drawing.processes)
+    assert all(process.exitcode is not None for process in drawing.processes)
 
 
 def pid_figure(text: str) -> bytes:
@@ -239,151 +313,111 @@ def pid_figure(text: str) -> bytes:
     return f"<svg>{text} {os.getpid()}</svg>".encode()
 
 
-def test_figures_added_while_a_worker_waits_are_drawn_by_that_worker(
-    tmp_path: Path, monkeypatch
-) -> None:
+def delivered(drawing: Drawing) -> None:
+    """Wait until the workers have delivered (or failed) every figure handed to them."""
+    futures = [future for _, future in drawing.pending.values()]
+    assert not wait(futures, timeout=300).not_done  # a safety net: the event comes first
+
+
+def test_figures_added_while_a_worker_waits_are_drawn_by_that_worker(tmp_path: Path) -> None:
     """A build knows its features' figures only once its inputs are loaded: they join the
     charts' worker, whose matplotlib is imported, instead of a fresh process importing it again
     for one figure (about a second of CPU in a cold build)."""
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "4" * 64)
     later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "5" * 64)
-    idle = idle_event(monkeypatch)
-    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
-    assert idle.wait(300)  # a safety net: the event comes once `a` is drawn and sent
-    drawing.add([later])  # a second line to a running worker
-    drawing.close()
+    drawing = Drawing([first], tmp_path / "cache", workers=1)
+    delivered(drawing)
+    drawing.add([later])
     drawn = drawing.files()
     (process,) = drawing.processes
     assert drawn == {
         "figures/a.svg": f"<svg>a {process.pid}</svg>".encode(),
         "figures/b.svg": f"<svg>b {process.pid}</svg>".encode(),
     }
-    assert process.returncode == 0  # told there were no more, it ended by itself
+    assert process.exitcode is not None  # every figure came: it was ended
 
 
-def test_a_worker_left_waiting_is_told_there_are_no_more(tmp_path: Path) -> None:
-    """more=True and nobody closes: once it has drawn everything and waited `idle` seconds (a
-    wait after the drawing, whatever its speed; `stall` stays at its default), the worker is
-    told itself and ends (no build waits on an idle worker forever); a figure
-    added after that gets a worker of its own."""
-    first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "6" * 64)
-    later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "7" * 64)
-    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True, idle=0.5)
-    ((_, future),) = drawing.pending
-    assert future.result().problem is None  # waits for the event, however slow the machine
-    (process,) = drawing.processes
-    assert process.returncode == 0
-    drawing.add([later])
-    drawn = drawing.files()
-    first_worker, second_worker = drawing.processes
-    assert drawn["figures/a.svg"] == f"<svg>a {first_worker.pid}</svg>".encode()
-    assert drawn["figures/b.svg"] == f"<svg>b {second_worker.pid}</svg>".encode()
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/PID/stat")
+def test_a_worker_stopped_after_drawing_everything_does_not_hold_the_build(
+    tmp_path: Path,
+) -> None:
+    """A worker stopped (SIGSTOP) once it had drawn every figure would never read that there are
+    no more: told so and waited for, it held the build at its end forever."""
+    figure = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "c4" * 32)
+    drawing = Drawing([figure], tmp_path / "cache", workers=1)
+    delivered(drawing)
+    (worker,) = drawing.processes
+    os.kill(worker.pid, signal.SIGSTOP)
+    finished = threading.Thread(target=drawing.files, daemon=True)
+    finished.start()
+    finished.join(timeout=300)  # a safety net: files() returns at once
+    assert not finished.is_alive(), "files() waited for the stopped worker"
+    assert worker.exitcode == -signal.SIGKILL
 
 
-@pytest.mark.parametrize("all_drawn", [True, False])
-def test_a_quiet_worker_meets_idle_once_done_and_stall_while_drawing(all_drawn: bool) -> None:
-    """A quiet worker that has drawn all it was sent is only waiting: `idle` ends that wait and
-    it is not killed. One with figures left is stuck after `stall`, whatever `idle` says. The
-    other limit is an hour, so a wait on the wrong one ends at the safety net, not by chance."""
-    from generator.drawing import Delivery, _receive
+# A build that starts drawing and returns without waiting for the figures or cancelling them.
+UNFINISHED = """
+from generator.drawing import Drawing, Figure
+figure = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "6" * 64)
+drawing = Drawing([figure], workers=1)
+print(*[process.pid for process in drawing.processes], flush=True)
+"""
 
-    quiet = subprocess.Popen(
-        [sys.executable, "-c", "import sys; sys.stdin.read()"],  # sends nothing until told
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
+
+def test_a_process_that_never_asks_for_its_figures_still_ends_with_its_workers() -> None:
+    """Nothing waits on a worker left with nothing to draw: a process that neither asked for its
+    figures nor cancelled them ends, and its workers with it (they used to wait for more figures
+    until told, or their idle deadline)."""
+    done = subprocess.run(
+        [sys.executable, "-c", UNFINISHED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,  # a safety net: the process ends on its own
     )
-    idle, stall = (0.0, 3600.0) if all_drawn else (3600.0, 0.0)
-    delivery = Delivery()
-    returned: list[bool] = []
-    receiving = threading.Thread(
-        target=lambda: returned.append(
-            _receive(quiet, stall, idle, delivery, lambda drawn: (all_drawn, 0.0))
-        ),
-        daemon=True,
-    )
-    try:
-        receiving.start()
-        receiving.join(timeout=300)  # a safety net: it returns after one look (0.25 s)
-        assert returned == [not all_drawn], "it waited on the wrong limit"
-        if all_drawn:
-            assert quiet.poll() is None and delivery.problem is None  # only waiting: left alive
-        else:
-            assert quiet.wait(timeout=300) < 0 and "stuck" in str(delivery.problem)
-    finally:
-        quiet.kill()
-        quiet.wait()
-        receiving.join(timeout=300)
+    assert done.returncode == 0, done.stderr
+    (worker,) = map(int, done.stdout.split())
+    assert not Path(f"/proc/{worker}").exists()  # ended and reaped, not left an orphan
 
 
 def test_a_figure_added_after_its_waiting_worker_was_killed_gets_a_new_worker(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path,
 ) -> None:
     """The charts' worker, done and waiting for the features' figures, is killed (the OOM
-    killer): what add() sends next must not join the dead worker's share, where nothing would
-    draw it (files() failed with a KeyError)."""
-    all_drawn = idle_event(monkeypatch)
+    killer): what add() hands over next is drawn by a new worker (the pool it joined is broken,
+    whether or not it has noticed yet)."""
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "8" * 64)
     later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "9" * 64)
-    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
-    assert all_drawn.wait(timeout=300)  # a safety net: the event comes once `a` is in
+    drawing = Drawing([first], tmp_path / "cache", workers=1)
+    delivered(drawing)
     (process,) = drawing.processes
     process.kill()
-    ((_, future),) = drawing.pending
-    assert future.result().problem is None  # it had delivered all it was given
     drawing.add([later])
     drawn = drawing.files()
     assert set(drawn) == {"figures/a.svg", "figures/b.svg"}
     assert len(drawing.processes) == 2
 
 
-def idle_event(monkeypatch) -> threading.Event:
-    """Set once a worker has drawn every figure it was sent (and waits for more)."""
-    idle = threading.Event()
-    waiting = Drawing._waiting
-
-    def watched(self: Drawing, share, drawn: dict[str, bytes]) -> tuple[bool, float]:
-        result = waiting(self, share, drawn)
-        if result[0]:
-            idle.set()
-        return result
-
-    monkeypatch.setattr(Drawing, "_waiting", watched)
-    return idle
-
-
-def test_figures_sent_to_a_worker_that_just_died_are_drawn_again(
-    tmp_path: Path, monkeypatch
-) -> None:
-    """A worker killed just before the build sends it more: the unsent task line stays in its
-    stdin's buffer, and closing it raised BrokenPipeError out of files() (a traceback)."""
-    from generator import drawing as drawing_module
-
-    idle = idle_event(monkeypatch)
-    ended, go_on = threading.Event(), threading.Event()
-    receive = drawing_module._receive
-
-    def held(*args) -> bool:  # the worker's thread, held once its worker closed its output
-        closed = receive(*args)
-        if closed:
-            ended.set()
-            go_on.wait(300)
-        return closed
-
-    monkeypatch.setattr(drawing_module, "_receive", held)
+def test_figures_handed_to_a_pool_that_broke_are_drawn_again(tmp_path: Path) -> None:
+    """A worker died (its pool broken, BrokenProcessPool from then on): a figure added after is
+    refused by that pool, and drawn again with the figure that was being drawn."""
     first = Figure("figures/a.svg", "tests.test_charts:pid_figure", ("a",), "a2" * 32)
-    later = Figure("figures/b.svg", "tests.test_charts:pid_figure", ("b",), "b2" * 32)
-    drawing = Drawing([first], tmp_path / "cache", workers=1, more=True)
-    assert idle.wait(300)
-    (dead,) = drawing.processes
-    dead.kill()  # the OOM killer
-    assert ended.wait(300)
-    drawing.add([later])  # written to the dead worker before its thread saw it end
-    go_on.set()
+    doomed = Figure(
+        "figures/b.svg",
+        "tests.test_charts:dies_once",
+        (str(tmp_path / "m"), signal.SIGKILL),
+        "b2" * 32,
+    )
+    later = Figure("figures/c.svg", "tests.test_charts:pid_figure", ("c",), "c2" * 32)
+    drawing = Drawing([first, doomed], tmp_path / "cache", workers=1)
+    delivered(drawing)  # `b` killed its worker
+    drawing.add([later])
     drawn = drawing.files()
-    _, again = drawing.processes
+    dead, again = drawing.processes
     assert drawn == {
         "figures/a.svg": f"<svg>a {dead.pid}</svg>".encode(),
-        "figures/b.svg": f"<svg>b {again.pid}</svg>".encode(),
+        "figures/b.svg": b"<svg>drawn again</svg>",
+        "figures/c.svg": f"<svg>c {again.pid}</svg>".encode(),
     }
 
 
@@ -393,32 +427,34 @@ def logged_figure(log: str) -> bytes:
     return b"<svg/>"
 
 
-# The build: a Drawing of 40 quick figures in one worker; it prints the worker's pid the moment
-# the worker is started (before that worker has run a line of its own) and then waits to be killed.
+# The build: a Drawing of quick figures in one worker; it prints the worker's pid the moment the
+# worker is started (before it has imported anything), or once it has drawn every figure and
+# waits for more, and then waits to be killed.
 KILLED_BUILD = """
 import sys, threading
-from generator.drawing import Drawing, DrawingError, Figure
+from concurrent.futures import wait
+from generator.drawing import Drawing, Figure
 
-start = Drawing._start
-def announce(self, errors):
-    process = start(self, errors)
-    print(process.pid, flush=True)
-    return process
-Drawing._start = announce
-figures = [Figure(f"f{i}.svg", "tests.test_charts:logged_figure", (sys.argv[1],), "e" * 64)
-           for i in range(40)]
+log, count, when = sys.argv[1:]
+figures = [Figure(f"f{i}.svg", "tests.test_charts:logged_figure", (log,), "e" * 64)
+           for i in range(int(count))]
 drawing = Drawing(figures, workers=1)
+if when == "waiting":
+    wait([future for _, future in drawing.pending.values()])
+(worker,) = drawing.processes
+print(worker.pid, flush=True)
 threading.Event().wait()
 """
 
-# Runs KILLED_BUILD, SIGKILLs it as soon as its worker exists, and, as the orphan's new parent
-# (PR_SET_CHILD_SUBREAPER), waits for the worker to end: prints the figures drawn by then.
+# Runs KILLED_BUILD, SIGKILLs it as soon as it has printed its worker's pid, and, as the
+# orphan's new parent (PR_SET_CHILD_SUBREAPER), waits for the worker to end: prints the figures
+# drawn by then.
 HARNESS = """
 import ctypes, os, signal, subprocess, sys
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-log = sys.argv[2]
+build_code, log, *build_args = sys.argv[1:]
 open(log, "w").close()
-build = subprocess.Popen([sys.executable, "-c", sys.argv[1], log], stdout=subprocess.PIPE)
+build = subprocess.Popen([sys.executable, "-c", build_code, log, *build_args], stdout=subprocess.PIPE)
 worker = int(build.stdout.readline())
 os.kill(build.pid, signal.SIGKILL)
 build.wait()
@@ -432,12 +468,22 @@ print(at_kill, len(open(log).readlines()))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
-def test_a_worker_stops_when_the_build_is_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("count", "when"), [(40, "started"), (1, "waiting")])
+def test_a_worker_stops_when_the_build_is_killed(tmp_path: Path, count: int, when: str) -> None:
     """SIGKILL ends `mkdocs build` at once, however early: the worker must end too, not draw the
-    rest of its share as an orphan. It used to read its parent's pid only after its imports, so
-    a build killed during them left an orphan that drew every figure (6 failures in 9 runs)."""
+    rest of its share as an orphan (a build killed during a worker's imports once left one that
+    drew every figure), nor wait for more figures forever (a pool's worker holds both ends of
+    its task queue: no end-of-file tells it the build is gone)."""
     done = subprocess.run(
-        [sys.executable, "-c", HARNESS, KILLED_BUILD, str(tmp_path / "drawn.log")],
+        [
+            sys.executable,
+            "-c",
+            HARNESS,
+            KILLED_BUILD,
+            str(tmp_path / "drawn.log"),
+            str(count),
+            when,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -470,8 +516,8 @@ def test_every_label_is_plain_text_inside_the_figure(name: str) -> None:
 
 
 def test_figures_drawn_in_worker_processes_are_the_same_bytes() -> None:
-    """A build draws its figures in `python -m generator.drawing` workers while it fills pages;
-    what they draw must equal what this process draws."""
+    """A build draws its figures in worker processes while it fills pages; what they draw must
+    equal what this process draws."""
     assert render_all(workers=3) == render_all(workers=0)
 
 
