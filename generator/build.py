@@ -19,7 +19,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.drawing import Drawing, Figure
 from generator.errors import InputError
@@ -27,6 +27,9 @@ from generator.inputs import LOCK_FILE, BuildInputs
 from generator.log import log
 from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
 from generator.settings import Settings
+
+if TYPE_CHECKING:
+    from generator.sources.excerpt import Excerpt
 
 UrlFor = Callable[[str], "str | None"]  # a docs path -> its address relative to the page
 
@@ -253,7 +256,7 @@ class SiteBuild:
         self.drawings = []
 
 
-def check_families(excerpts: dict) -> None:
+def check_families(excerpts: dict[str, Excerpt]) -> None:
     """The model families against the pinned code they cite: the sizes a family reads from pinned
     lines must match them, and each Source of its registry must be a claim the lock approved
     (InputError naming the size or the claim)."""
@@ -266,7 +269,7 @@ def check_families(excerpts: dict) -> None:
     check_registry_claims(excerpts)
 
 
-def check_registry_claims(excerpts: dict) -> None:
+def check_registry_claims(excerpts: dict[str, Excerpt]) -> None:
     """Each Source of every family's registry is a claim about its excerpt: InputError naming
     the claim and `itm claim approve` unless the lock approved it against the text as pinned."""
     from generator.errors import InputError

@@ -11,17 +11,21 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from generator.settings import Settings
 
+if TYPE_CHECKING:
+    from generator.sources.excerpt import Excerpt
+
 LOCK_FILE = "sources/lock.toml"
+T = TypeVar("T")
 
 
 @dataclass
 class BuildInputs:
     settings: Settings
-    excerpts: dict  # excerpt id -> generator.sources.Excerpt
+    excerpts: dict[str, Excerpt]  # by excerpt id
     generated: dict[str, bytes] = field(default_factory=dict)  # site path -> bytes
     katex_js: bytes = b""  # the pinned KaTeX bundle: run at build time, not shipped
 
@@ -34,7 +38,7 @@ class BuildInputs:
         return self.settings.cache_dir
 
     @classmethod
-    def load(cls, settings: Settings, check: Callable[[dict], None]) -> BuildInputs:
+    def load(cls, settings: Settings, check: Callable[[dict[str, Excerpt]], None]) -> BuildInputs:
         """The inputs, every excerpt verified against the lock and then passed to `check` (which
         raises InputError), before the web assets' download is waited for."""
         from generator.assets import katex_files, load_asset_pins
@@ -57,7 +61,7 @@ class BuildInputs:
         katex_js, generated = katex()
         return cls(settings=settings, excerpts=excerpts, generated=generated, katex_js=katex_js)
 
-    def excerpt(self, excerpt_id: str, *, used_by: str):
+    def excerpt(self, excerpt_id: str, *, used_by: str) -> Excerpt:
         from generator.errors import InputError
 
         try:
@@ -72,26 +76,27 @@ class BuildInputs:
             ) from None
 
 
-def in_background(work: Callable[[], Any]) -> Callable[[], Any]:
+def in_background(work: Callable[[], T]) -> Callable[[], T]:
     """Start work() on a thread now; the function returned waits for it, then returns what it
     returned or raises what it raised. A daemon thread: an interrupted build does not wait for
     it (its downloads have their deadlines anyway)."""
-    outcome: dict[str, Any] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome["value"] = work()
+            values.append(work())
         except BaseException as error:  # noqa: BLE001  (handed to the caller, raised there)
-            outcome["error"] = error
+            errors.append(error)
 
     thread = threading.Thread(target=run, name="inputs", daemon=True)
     thread.start()
 
-    def result() -> Any:
+    def result() -> T:
         thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
+        if errors:
+            raise errors[0]
+        return values[0]
 
     return result
 

@@ -394,10 +394,11 @@ class Store:
         if payload is None:
             return None
         try:
-            return json.loads(payload)
+            value: object = json.loads(payload)
         except ValueError:
             self.discard(self.entry_path(kind, key), "it is not JSON")
             return None
+        return value
 
     def put_json(self, kind: str, key: str, value: object) -> None:
         self.put_entry(kind, key, json.dumps(value, sort_keys=True).encode())

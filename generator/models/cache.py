@@ -33,7 +33,8 @@ class KVCache:
 
     def kept(self, layer: int) -> int:
         """How many positions layer `layer` holds."""
-        return self.layers[layer].shape[-2]
+        kept: int = self.layers[layer].shape[-2]
+        return kept
 
     @property
     def values(self) -> int:

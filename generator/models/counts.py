@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.models.config import ModelConfig
+from generator.models.names import TensorNames
 from generator.models.rows import Row, prefixed, total
-from generator.models.tensors import TensorNames
 
 NORMS = ("ln1", "ln2", "lnf")
 

@@ -266,7 +266,8 @@ def check_routing(n_experts: int, top_k: int, kind: str, n_group: int, topk_grou
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + e^−x), torch.sigmoid."""
     with np.errstate(over="ignore"):  # e^−x overflows to inf for x < −709: 1 / inf is 0, right
-        return 1.0 / (1.0 + np.exp(-x))
+        y: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+        return y
 
 
 # -- experts ---------------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ def _silu_gate(h: np.ndarray) -> np.ndarray:
 
 def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     """silu(gate) · up [n, I] in one new array; silu as x / (1 + e^−x), torch's."""
-    out = np.negative(gate)  # [n, I]
+    out: np.ndarray = np.negative(gate)  # [n, I]
     with np.errstate(over="ignore"):  # e^−x overflows to inf for x < −709: x / inf is −0, right
         np.exp(out, out=out)
     out += 1.0
@@ -353,7 +354,7 @@ def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
 def _clamped_gate(h: np.ndarray, alpha: float, limit: float) -> np.ndarray:
     """GptOssExperts._apply_gate of h [n, 2I], gate and up interleaved: (up + 1) · glu [n, I]."""
     gate = np.minimum(h[:, ::2], limit)  # [n, I]: gate.clamp(max=limit)
-    up = np.clip(h[:, 1::2], -limit, limit)  # [n, I]
+    up: np.ndarray = np.clip(h[:, 1::2], -limit, limit)  # [n, I]
     glu = gate * _sigmoid(gate * alpha)  # [n, I]
     up += 1.0
     up *= glu

@@ -18,7 +18,7 @@ StepTrace = dict[str, np.ndarray]
 
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """x @ W + b in GPT-2's Conv1D layout: weight is [in, out] (torch.nn.Linear's is [out, in])."""
-    y = x @ weight  # [T, in] @ [in, out] -> [T, out]
+    y: np.ndarray = x @ weight  # [T, in] @ [in, out] -> [T, out]
     if bias is not None:
         y += bias  # y is new: add in place
     return y
@@ -103,7 +103,7 @@ def softmax(x: np.ndarray, axis: int = -1, out: np.ndarray | None = None) -> np.
 
     out=x computes it in place, over x (attention's [h, T, T] grids are large).
     """
-    e = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)  # the largest entry becomes 0
+    e: np.ndarray = np.subtract(x, x.max(axis=axis, keepdims=True), out=out)  # the max becomes 0
     np.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
     return e
@@ -295,6 +295,6 @@ def _tile_with_sink(
     largest = np.maximum(scores.max(axis=-1), sink)  # [r]: the sink may be the largest logit
     scores -= largest[:, None]
     np.exp(scores, out=scores)  # [r, n], 0 where hidden
-    out = scores @ values  # [r, n] @ [n, dv] -> [r, dv]
+    out: np.ndarray = scores @ values  # [r, n] @ [n, dv] -> [r, dv]
     out /= (scores @ ones[: scores.shape[1]] + np.exp(sink - largest))[:, None]  # sink's share
     return out

@@ -97,7 +97,7 @@ def _correction_dim(rotations: float, d_rot: int, theta: float, context: int) ->
 def yarn_softmax_scale(qk_head_dim: int, yarn: Yarn | None) -> float:
     """DeepSeek's attention scale: qk_head_dim^−½, times mscale(factor, mscale_all_dim)² when the
     rope is scaled and mscale_all_dim is set (DeepseekV3Attention's `yarn_apply_mscale`)."""
-    scaling = qk_head_dim ** (-0.5)
+    scaling: float = qk_head_dim ** (-0.5)
     if yarn is not None and yarn.mscale_all_dim:
         correction = _yarn_mscale(yarn.factor, yarn.mscale_all_dim)
         scaling = scaling * correction * correction

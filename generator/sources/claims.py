@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from generator.sources.lock import CLAIM_ID
-from generator.sources.pageblocks import BlockError, find_blocks
+from generator.sources.pageblocks import BlockError, PageBlock, find_blocks
 
 NAME = "claim"  # the block's name: /// claim | ID
 OPTIONS = ("excerpt",)
@@ -96,7 +96,7 @@ def expand_claims(lines: list[str], excerpts: Mapping[str, Any], error: MakeErro
     return out
 
 
-def _options(block: Any, lines: list[str], error: MakeError) -> dict[str, Any]:
+def _options(block: PageBlock, lines: list[str], error: MakeError) -> dict[str, Any]:
     """The claim block's options: its excerpt, named."""
     if not block.id:
         raise error(

@@ -12,6 +12,7 @@ import difflib
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Unpack
 
 from generator.checked_io import write_output
 from generator.errors import InputError
@@ -45,7 +46,14 @@ from generator.sources.lock import (
     parse_line_spec,
     write_lock,
 )
-from generator.sources.resolve import GIT_DIRS_SETTING, SOURCES, FullFile, Resolver, check_clones
+from generator.sources.resolve import (
+    GIT_DIRS_SETTING,
+    SOURCES,
+    FullFile,
+    Resolver,
+    SourceOptions,
+    check_clones,
+)
 from generator.sources.selections import (
     Move,
     carried,
@@ -61,7 +69,7 @@ from generator.sources.symbols import SymbolError, symbol_range
 from generator.store import read_regular
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify = subparsers.add_parser(
         "verify", help="check that every pinned excerpt resolves and matches its sha256"
     )
@@ -238,7 +246,7 @@ def _resolver(
     default_repo: str | None,
     *,
     commits: dict[str, str] | None = None,
-    **options,
+    **options: Unpack[SourceOptions],
 ) -> Resolver:
     """A resolver for the site's settings, the flags winning over them. Every clone given is
     checked first (a folder in a git repository holding the commit needed: the lock's, or the

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -61,6 +62,8 @@ EVIDENCE_LEVELS: dict[str, str] = {
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 
 Range = tuple[int, int]  # first and last line, 1-based, inclusive
+# (entry, problem, fix) -> the error to raise, naming the lock's file (or a command's flag)
+Fail = Callable[[str, str, str], InputError]
 
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _SHA1_GIT = _HEX40
@@ -432,16 +435,16 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
     )
 
 
-def _table_list(data: dict, key: str, fail) -> list:
+def _table_list(data: dict[str, object], key: str, fail: Fail) -> list[object]:
     value = data.get(key, [])
     if not isinstance(value, list):
         raise fail(key, f"{key} must be a list of tables", f"write each entry as [[{key}]]")
     return value
 
 
-def _parse_file(index: int, table: dict, repos: dict[str, Repo], fail) -> FileId:
+def _parse_file(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> FileId:
     entry = f"files[{index}]"
-    _check_keys(table, _FILE_KEYS, entry, fail)
+    table = _check_keys(table, _FILE_KEYS, entry, fail)
     _evidence_commit(table, entry, fail, "the commit the whole file was read at")
     values = {key: _string(table, key, entry, fail) for key in _FILE_KEYS}
     found = FileId(**values)
@@ -463,9 +466,9 @@ def _parse_file(index: int, table: dict, repos: dict[str, Repo], fail) -> FileId
     return found
 
 
-def _parse_commit(index: int, table: dict, repos: dict[str, Repo], fail) -> CommitProof:
+def _parse_commit(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> CommitProof:
     entry = f"commits[{index}]"
-    _check_keys(table, _COMMIT_KEYS, entry, fail)
+    table = _check_keys(table, _COMMIT_KEYS, entry, fail)
     repo, commit, text = (_string(table, key, entry, fail) for key in ("repo", "commit", "object"))
     entry = f"commits {repo}"
     if repo not in repos:
@@ -489,7 +492,7 @@ def _parse_commit(index: int, table: dict, repos: dict[str, Repo], fail) -> Comm
     return proof
 
 
-def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail) -> None:
+def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail: Fail) -> None:
     """Where [[commits]] records the trees down to a [[files]] entry read at that commit, they
     must name the same blob."""
     proof = next((c for c in commits if (c.repo, c.commit) == (found.repo, found.commit)), None)
@@ -511,7 +514,7 @@ def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail) -> No
     )
 
 
-def _evidence_commit(table: dict, entry: str, fail, what: str) -> None:
+def _evidence_commit(table: dict[str, object], entry: str, fail: Fail, what: str) -> None:
     """A [[files]] or [[mirrors]] entry must say which commit it vouches for."""
     if "commit" not in table:
         raise fail(
@@ -529,7 +532,10 @@ def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
     return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
 
 
-def _check_keys(table: object, allowed: tuple[str, ...], entry: str, fail) -> None:
+def _check_keys(
+    table: object, allowed: tuple[str, ...], entry: str, fail: Fail
+) -> dict[str, object]:
+    """The table, when it is one with only `allowed` keys."""
     if not isinstance(table, dict):
         raise fail(entry, "expected a table", "see the format at the top of sources/lock.toml")
     unknown = sorted(set(table) - set(allowed))
@@ -537,9 +543,12 @@ def _check_keys(table: object, allowed: tuple[str, ...], entry: str, fail) -> No
         raise fail(
             entry, f"unknown key {unknown[0]!r}", f"use only these keys: {', '.join(allowed)}"
         )
+    return table
 
 
-def _string(table: dict, key: str, entry: str, fail, *, required: bool = True) -> str:
+def _string(
+    table: dict[str, object], key: str, entry: str, fail: Fail, *, required: bool = True
+) -> str:
     value = table.get(key)
     if value is None:
         if required:
@@ -550,9 +559,9 @@ def _string(table: dict, key: str, entry: str, fail, *, required: bool = True) -
     return value
 
 
-def _parse_repo(name: str, table: dict, fail) -> Repo:
+def _parse_repo(name: str, table: object, fail: Fail) -> Repo:
     entry = f"repos.{name}"
-    _check_keys(table, _REPO_KEYS, entry, fail)
+    table = _check_keys(table, _REPO_KEYS, entry, fail)
     if not valid_name(name):
         raise fail(entry, "repo name must be OWNER/REPO", 'write [repos."owner/name"]')
     forge = _string(table, "forge", entry, fail, required=False) or None
@@ -568,7 +577,7 @@ def _parse_repo(name: str, table: dict, fail) -> Repo:
     return Repo(name=name, url=url, commit=commit, license=license_name, forge=forge)
 
 
-def _check_commit(commit: str, entry: str, fail) -> None:
+def _check_commit(commit: str, entry: str, fail: Fail) -> None:
     if not _HEX40.fullmatch(commit):
         raise fail(
             entry,
@@ -587,7 +596,7 @@ def check_commit(commit: str, *, file: str, entry: str) -> None:
     _check_commit(commit, entry, fail)
 
 
-def _check_path(path: str, entry: str, fail, key: str = "path") -> None:
+def _check_path(path: str, entry: str, fail: Fail, key: str = "path") -> None:
     parts = path.split("/")
     if not path or path.startswith("/") or "\\" in path or re.match(r"[A-Za-z]:", path):
         raise fail(
@@ -604,7 +613,7 @@ def _check_path(path: str, entry: str, fail, key: str = "path") -> None:
         )
 
 
-def _check_sha256(value: str, entry: str, fail, what: str) -> None:
+def _check_sha256(value: str, entry: str, fail: Fail, what: str) -> None:
     if not _HEX64.fullmatch(value):
         raise fail(
             entry,
@@ -613,9 +622,9 @@ def _check_sha256(value: str, entry: str, fail, what: str) -> None:
         )
 
 
-def _parse_mirror(index: int, table: dict, repos: dict[str, Repo], fail) -> Mirror:
+def _parse_mirror(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> Mirror:
     entry = f"mirrors[{index}]"
-    _check_keys(table, _MIRROR_KEYS + _MIRROR_PLACEMENT, entry, fail)
+    table = _check_keys(table, _MIRROR_KEYS + _MIRROR_PLACEMENT, entry, fail)
     _evidence_commit(
         table, entry, fail, "the commit whose file you compared the member's lines with"
     )
@@ -640,10 +649,10 @@ def _known_repos_fix(repos: dict[str, Repo]) -> str:
     return f'add a [repos."OWNER/REPO"] table for it, or use a known repo ({known})'
 
 
-def _parse_pin(index: int, table: dict, repos: dict[str, Repo], fail) -> Pin:
+def _parse_pin(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> Pin:
     named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
     entry = named or f"excerpts[{index}]"
-    _check_keys(table, _EXCERPT_KEYS, entry, fail)
+    table = _check_keys(table, _EXCERPT_KEYS, entry, fail)
     excerpt_id = _string(table, "id", entry, fail)
     if not _EXCERPT_ID.fullmatch(excerpt_id):
         raise fail(
@@ -729,7 +738,7 @@ _CARRIED_EXAMPLE = (
 )
 
 
-def _parse_carried_by(table: object, entry: str, fail) -> CarriedBy:
+def _parse_carried_by(table: object, entry: str, fail: Fail) -> CarriedBy:
     """carried_by = {package, releases = [[first, last], ...], except = [...]}: every release of
     each window has the lines, but those excepted."""
     if not isinstance(table, dict):
@@ -764,10 +773,10 @@ def _parse_carried_by(table: object, entry: str, fail) -> CarriedBy:
     )
 
 
-def _parse_claim(index: int, table: dict, excerpt_ids: set[str], fail) -> Claim:
+def _parse_claim(index: int, table: object, excerpt_ids: set[str], fail: Fail) -> Claim:
     named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
     entry = f"claims {named}" if named else f"claims[{index}]"
-    _check_keys(table, _CLAIM_KEYS, entry, fail)
+    table = _check_keys(table, _CLAIM_KEYS, entry, fail)
     claim_id, excerpt, sha256 = (_string(table, key, entry, fail) for key in _CLAIM_KEYS)
     if not CLAIM_ID.fullmatch(claim_id):
         raise fail(
@@ -786,7 +795,7 @@ def _parse_claim(index: int, table: dict, excerpt_ids: set[str], fail) -> Claim:
     return Claim(id=claim_id, excerpt=excerpt, sha256=sha256)
 
 
-def parse_ranges(value: object, entry: str, fail) -> tuple[Range, ...]:
+def parse_ranges(value: object, entry: str, fail: Fail) -> tuple[Range, ...]:
     """[[first, last], ...] checked: from line 1, each in order, ascending with gaps; `fail`
     makes the error (the lock's, naming its file, or `itm pin --lines`')."""
     if value is None:

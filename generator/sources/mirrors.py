@@ -60,7 +60,7 @@ _SPEC = re.compile(r"(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-
 Placement = tuple[str, tuple[int, ...]]  # member, the offset of each of the pin's ranges
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from generator.sources.commands import _common
 
     mirror = subparsers.add_parser(

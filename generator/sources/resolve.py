@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from generator.errors import InputError
@@ -83,6 +84,25 @@ class FullFile:
         return self.origin in WEB_FORGES or self.origin.startswith("git:")
 
 
+class SourceOptions(TypedDict, total=False):
+    """Resolver's keyword arguments that say where to look, beyond the build's settings."""
+
+    sources: tuple[str, ...]
+    github_base: str | None
+    pypi_base: str | None
+    swh_base: str | None
+    net: NetSettings | None
+
+
+class ResolverOptions(SourceOptions, total=False):
+    """Every keyword argument of Resolver: `for_settings` fills those the settings give."""
+
+    cache_dir: Path
+    offline: bool
+    git_dirs: Mapping[str, Path]
+    log: Log | None
+
+
 PREFETCH_AT_ONCE = 8  # archives downloaded ahead at most (the lock names 5 today)
 
 
@@ -127,21 +147,21 @@ class Resolver:
         self._prefetched = False
 
     @classmethod
-    def for_settings(cls, lock: Lock, settings: Settings, **options) -> Resolver:
+    def for_settings(
+        cls, lock: Lock, settings: Settings, **options: Unpack[ResolverOptions]
+    ) -> Resolver:
         """A resolver for the build's settings; `options` as in the constructor win over them."""
-        return cls(
-            lock,
-            **{
-                "cache_dir": settings.cache_dir,
-                "offline": settings.offline,
-                "git_dirs": settings.git_dirs,
-                "github_base": settings.github_raw,
-                "pypi_base": settings.pypi_simple,
-                "swh_base": settings.swh_api,
-                "net": NetSettings(deadline=settings.download_deadline),
-                **options,
-            },
-        )
+        chosen: ResolverOptions = {
+            "cache_dir": settings.cache_dir,
+            "offline": settings.offline,
+            "git_dirs": settings.git_dirs,
+            "github_base": settings.github_raw,
+            "pypi_base": settings.pypi_simple,
+            "swh_base": settings.swh_api,
+            "net": NetSettings(deadline=settings.download_deadline),
+            **options,
+        }
+        return cls(lock, **chosen)
 
     # ------------------------------------------------------------ excerpts
 
@@ -627,8 +647,7 @@ def resolve_excerpts(
     settings: Settings,
     *,
     ids: list[str] | None = None,
-    log: Log | None = None,
-    **options,
+    **options: Unpack[ResolverOptions],
 ) -> dict[str, Excerpt]:
     """The lock's excerpts (or those of `ids`, in that order), verified, by id: what the MkDocs
     plugins and the `itm` commands call. `settings` gives the cache, offline, local clones and
@@ -637,7 +656,7 @@ def resolve_excerpts(
     Raises InputError (the lock's file, the excerpt's id, the fix) for the first excerpt that
     cannot be resolved or does not match its hash."""
     check_clones(lock, options.get("git_dirs", settings.git_dirs), option=GIT_DIRS_SETTING)
-    resolver = Resolver.for_settings(lock, settings, log=log, **options)
+    resolver = Resolver.for_settings(lock, settings, **options)
     pins = [lock.pin(excerpt_id) for excerpt_id in ids] if ids is not None else list(lock.pins)
     resolver.upcoming = pins
     return {pin.id: resolver.resolve(pin) for pin in pins}
@@ -650,7 +669,7 @@ def resolve_all(
     offline: bool = False,
     git_dirs: Mapping[str, Path] | None = None,
     log: Log | None = None,
-    **options,
+    **options: Unpack[SourceOptions],
 ) -> dict[str, Excerpt]:
     """Every excerpt of the lock, verified, by id (in lock order).
 
