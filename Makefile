@@ -65,8 +65,9 @@ lint: $(BIN)/.test-deps
 # The browser tests (Chromium's renderers) and the rest (builds, numpy, torch) each keep about one
 # core busy, so they run side by side, as the two test jobs of .github/workflows/site.yml do, each
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
-# reaches both: a half it leaves without tests exits 5, which passes unless both do. A shell starts background commands with SIGINT ignored, so an interrupt (Ctrl-C)
-# or a TERM is passed on to both halves by the trap, which then removes the folder.
+# reaches both: a half it leaves without tests exits 5, which passes unless both do. An
+# interrupt (Ctrl-C) or a TERM is passed on to both halves by the trap, which then removes the
+# folder.
 # A shell starts background commands with SIGINT ignored, and Python keeps an ignored SIGINT
 # ignored, down to every build a test starts (the tests that interrupt a build need it): each
 # half starts with SIGINT's default restored.

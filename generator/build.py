@@ -88,9 +88,10 @@ def check_front_matter(meta: Mapping[Any, Any], *, page: str) -> None:
 def family_section(meta: Mapping[Any, Any], section: str | None) -> str | None:
     """The nav section a page's <title> names after its own (front matter `family_section`, set
     by each adapter and read by overrides/main.html, so no engine's template needs the page's
-    parent): a page of a family other than GPT-2's (front matter `family`) with no title of its
-    own. "The whole model" is a page of each family; a tab or a bookmark must tell them apart."""
-    return section if meta.get("family") and not meta.get("title") else None
+    parent): a page of a family other than GPT-2's (front matter `family`). "The whole model" is
+    a page of each family; a tab or a bookmark must tell them apart. The template leaves out a
+    section the title already names."""
+    return section if meta.get("family") else None
 
 
 @dataclass

@@ -30,7 +30,8 @@ class Step:
     title: str
     text: str  # Markdown, in words: the numbers come from the cost table
     family: str  # the family that made it: its sizes' tabs
-    before: str  # the column of the way before: "Mistral's way"
+    before: str  # the column of the way before: "One MLP"
+    after: str  # the column of the family's way: "Experts"
     before_code: tuple[str, ...]  # excerpt ids of the way before, one tab each
     after_code: tuple[str, ...]  # excerpt ids of the family's way
     page: str  # the page that explains it
@@ -103,6 +104,7 @@ def steps() -> tuple[Step, ...]:
             "columns below set Mixtral against its own shape with one MLP as wide as an expert.",
             "mixtral",
             "One MLP",
+            "Experts",
             ("llama.mlp",),
             ("mixtral.moe-block", "mixtral.router"),
             "mixtral/experts.md",
@@ -123,7 +125,8 @@ def steps() -> tuple[Step, ...]:
             "those, not every head's keys and values. Its routing changes too: 256 small routed "
             "experts and one shared, chosen within the best groups.",
             "deepseek-v3",
-            "Keys and values cached",
+            "Every head cached",
+            "Latent cached",
             ("llama.attention-init",),
             ("deepseek-v3.attention-init", "deepseek-v3.attention-forward"),
             "deepseek-v3/attention.md",
@@ -142,6 +145,7 @@ def steps() -> tuple[Step, ...]:
             "behind it: a head can give weight to nothing instead of to tokens.",
             "gpt-oss",
             "No sinks",
+            "Sinks",
             ("llama.eager-attention",),
             ("gpt-oss.eager-attention", "gpt-oss.attention-init"),
             "gpt-oss/attention.md",
@@ -162,7 +166,8 @@ def steps() -> tuple[Step, ...]:
             "every earlier one. Half the layers' attention and cache stop growing with the "
             "context; the other half carry what lies further back.",
             "gpt-oss",
-            "Every layer full",
+            "All full",
+            "Alternating",
             ("mistral.attention-forward",),
             ("gpt-oss.attention-init", "gpt-oss.config-defaults"),
             "gpt-oss/attention.md",
@@ -202,18 +207,27 @@ def side_by_side() -> list[tuple[ModelConfig, dict[str, int]]]:
 
 
 def step_table(step: Step, cfg: ModelConfig) -> str:
-    """| quantity | the way before | the family's way | change | as a Markdown table."""
+    """| quantity | the way before | the family's way | ratio | as a Markdown table: the ratio
+    (×6.45, ÷71.1) says what a step of the chain multiplies, and keeps a phone's column narrow."""
     lines = [
-        f"| {cfg.label} | {step.before} | {cfg.label.split()[0]}'s way | Change |",
+        f"| {cfg.label} | {step.before} | {step.after} | Ratio |",
         "| :-- | --: | --: | --: |",
     ]
     for label, before, after in step.costs(cfg):
-        delta = after - before
-        sign = "+" if delta > 0 else ("−" if delta < 0 else "")
         q = f"step.{step.key}"
         lines.append(
             f'| {label} | <span data-q="{q}.before">{fmt_int(before)}</span>'
             f' | <span data-q="{q}.after">{fmt_int(after)}</span>'
-            f' | <span data-q="{q}.delta">{sign}{fmt_int(abs(delta))}</span> |'
+            f' | <span data-q="{q}.ratio">{ratio(before, after)}</span> |'
         )
     return "\n".join(lines) + "\n"
+
+
+def ratio(before: int, after: int) -> str:
+    """after / before as "×6.45", or "÷71.1" when it shrinks, three significant digits; "=" when
+    equal."""
+    if before == after:
+        return "="
+    if after > before:
+        return f"×{after / before:.3g}"
+    return f"÷{before / after:.3g}"

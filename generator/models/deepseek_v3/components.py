@@ -28,12 +28,12 @@ ATTENTION = Component(
     page="deepseek-v3/attention.md",
     learned=True,
     formula=(
-        r"c_t = \operatorname{RMS}(W_{\mathrm{DKV}}\,{\htmlData{light=ln1}{z_t}}),\ "
-        r"[k^{C}_{t,h}; v_{t,h}] = W_{\mathrm{UKV},h}\,c_t,\ "
-        r"k^{R}_t = \operatorname{RoPE}(W_{\mathrm{KR}} z_t),\ "
-        r"{\htmlData{light=attention}{o_{t,h}}} = \sum_s \operatorname{softmax}_s\Big("
+        r"\begin{aligned} c_t &= \operatorname{RMS}(W_{\mathrm{DKV}}\,{\htmlData{light=ln1}{z_t}})"
+        r" \\ k^{R}_t &= \operatorname{RoPE}(W_{\mathrm{KR}} z_t) \\ "
+        r"[k^{C}_{t,h}; v_{t,h}] &= W_{\mathrm{UKV},h}\,c_t \\ "
+        r"{\htmlData{light=attention}{o_{t,h}}} &= \sum_s \operatorname{softmax}_s\Big("
         r"\tfrac{q^{C\top}_{t,h} k^{C}_{s,h} + q^{R\top}_{t,h} k^{R}_s}"
-        r"{\sqrt{d_{\mathrm{nope}} + d_{\mathrm{rope}}}}\Big) v_{s,h}"
+        r"{\sqrt{d_{\mathrm{nope}} + d_{\mathrm{rope}}}}\Big) v_{s,h} \end{aligned}"
     ),
     inputs=(Tensor("Z_1", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{attn}}", RESIDUAL),),
@@ -85,10 +85,10 @@ EXPERTS = Component(
     page="deepseek-v3/experts.md",
     learned=True,
     formula=(
-        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} = \operatorname{FFN}_{\mathrm{shared}}"
-        r"({\htmlData{light=ln2}{z}}) + \gamma \sum_{e \in \mathcal{K}} "
-        r"\frac{\sigma(z^{\top} w_e)}{\sum_{e' \in \mathcal{K}} \sigma(z^{\top} w_{e'})}"
-        r"\operatorname{FFN}_e(z)"
+        r"\begin{aligned} {\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} &= "
+        r"\operatorname{FFN}_{\mathrm{shared}}({\htmlData{light=ln2}{z}}) \\ &+ \gamma "
+        r"\sum_{e \in \mathcal{K}} \frac{\sigma(z^{\top} w_e)}{\sum_{e' \in \mathcal{K}} "
+        r"\sigma(z^{\top} w_{e'})}\operatorname{FFN}_e(z) \end{aligned}"
     ),
     inputs=(Tensor("Z_2", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),

@@ -28,10 +28,10 @@ ATTENTION = Component(
     page="gpt-oss/attention.md",
     learned=True,
     formula=(
-        r"{\htmlData{light=attention}{a_{ts}}} = \frac{e^{\tilde q_t^{\top} \tilde k_s / "
-        r"\sqrt{d_{\mathrm{head}}}}}{e^{\,s_h} + \sum_{s' \in W(t)} e^{\tilde q_t^{\top} "
-        r"\tilde k_{s'} / \sqrt{d_{\mathrm{head}}}}}, \qquad W(t) = \{t - w + 1, \dots, t\}"
-        r"\ \text{or}\ \{0, \dots, t\}"
+        r"\begin{aligned} {\htmlData{light=attention}{a_{ts}}} &= \frac{e^{x_{ts}}}{e^{\,s_h} + "
+        r"\sum_{s' \in W(t)} e^{x_{ts'}}} \\ x_{ts} &= \tilde q_t^{\top} \tilde k_s / "
+        r"\sqrt{d_{\mathrm{head}}} \\ W(t) &= \{t - w + 1, \dots, t\}\ \text{or}\ "
+        r"\{0, \dots, t\} \end{aligned}"
     ),
     inputs=(Tensor("Z_1", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{attn}}", RESIDUAL),),
@@ -67,10 +67,10 @@ EXPERTS = Component(
     page="gpt-oss/experts.md",
     learned=True,
     formula=(
-        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} = \sum_{e \in \operatorname{top4}(r)}"
-        r" \operatorname{softmax}_{\operatorname{top4}}(r)_e\, \operatorname{FFN}_e"
-        r"({\htmlData{light=ln2}{Z_2}}), \quad r = Z_2 W_r^{\top} + b_r, \quad "
-        r"\operatorname{FFN}_e: g\,\sigma(\alpha g)\,(u + 1)"
+        r"\begin{aligned} r &= {\htmlData{light=ln2}{Z_2}} W_r^{\top} + b_r \\ "
+        r"K &= \operatorname{top4}(r) \\ {\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} &= "
+        r"\sum_{e \in K} \operatorname{softmax}_K(r)_e\, \operatorname{FFN}_e(Z_2) \\ "
+        r"\operatorname{FFN}_e &= g\,\sigma(\alpha g)\,(u + 1) \end{aligned}"
     ),
     inputs=(Tensor("Z_2", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),

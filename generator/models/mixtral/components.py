@@ -37,10 +37,10 @@ EXPERTS = Component(
     page="mixtral/experts.md",
     learned=True,
     formula=(
-        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} = \sum_{e \in \operatorname{top2}(p)}"
-        r" \frac{p_e}{\sum_{e' \in \operatorname{top2}(p)} p_{e'}}\,"
-        r"\operatorname{SwiGLU}_e({\htmlData{light=ln2}{Z_2}}), \qquad "
-        r"p = \operatorname{softmax}(Z_2\, W_{\mathrm{gate}}^{\top})"
+        r"\begin{aligned} p &= \operatorname{softmax}({\htmlData{light=ln2}{Z_2}}\, "
+        r"W_{\mathrm{gate}}^{\top}),\quad K = \operatorname{top2}(p) \\ "
+        r"{\htmlData{light=experts}{\Delta_{\mathrm{moe}}}} &= \sum_{e \in K}"
+        r" \frac{p_e}{\sum_{e' \in K} p_{e'}}\, \operatorname{SwiGLU}_e(Z_2) \end{aligned}"
     ),
     inputs=(Tensor("Z_2", RESIDUAL),),
     outputs=(Tensor(r"\Delta_{\mathrm{moe}}", RESIDUAL),),
