@@ -353,3 +353,20 @@ def test_a_bad_claims_entry_is_named_with_its_fix(
 ) -> None:
     error = load_error(tmp_path, lock_text(good()) + entry)
     assert "claims" in (error.entry or "") and problem in error.problem and fix in error.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "entry", "fix"),
+    [
+        ('repos = "x"\n', "repos", '[repos."OWNER/NAME"]'),
+        ("mirrors = 5\n", "mirrors", "[[mirrors]]"),
+        ("excerpts = 5\n", "excerpts", "[[excerpts]]"),
+    ],
+)
+def test_a_top_level_entry_of_the_wrong_kind_is_named_with_its_fix(
+    tmp_path: Path, text: str, entry: str, fix: str
+) -> None:
+    """A hand-edited lock whose repos is not a table, or whose mirrors or excerpts are not lists
+    of tables, stops with the entry and the fix (it raised AttributeError or TypeError)."""
+    error = load_error(tmp_path, "version = 1\n" + text)
+    assert error.entry == entry and fix in error.fix, str(error)

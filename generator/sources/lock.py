@@ -353,9 +353,13 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
     if data.get("version", 1) != 1:
         raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
 
-    repos = {name: _parse_repo(name, table, fail) for name, table in data.get("repos", {}).items()}
+    tables = data.get("repos", {})
+    if not isinstance(tables, dict):
+        raise fail("repos", "repos must be a table of repos", 'write each as [repos."OWNER/NAME"]')
+    repos = {name: _parse_repo(name, table, fail) for name, table in tables.items()}
     mirrors = tuple(
-        _parse_mirror(i, table, repos, fail) for i, table in enumerate(data.get("mirrors", []))
+        _parse_mirror(i, table, repos, fail)
+        for i, table in enumerate(_table_list(data, "mirrors", fail))
     )
     # One member may be listed once per offset (a copy that moved different runs by different
     # amounts); no upstream line may be vouched for at two offsets.
@@ -381,7 +385,7 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
 
     pins: list[Pin] = []
     seen_ids: set[str] = set()
-    for i, table in enumerate(data.get("excerpts", [])):
+    for i, table in enumerate(_table_list(data, "excerpts", fail)):
         pin = _parse_pin(i, table, repos, fail)
         if pin.id in seen_ids:
             raise fail(
