@@ -472,6 +472,21 @@ def test_a_pins_file_without_gpt2s_table_is_an_input_error(tmp_path: Path, text:
     assert str(path) in str(caught.value) and "checkpoints" in str(caught.value)
 
 
+@pytest.mark.parametrize("text", ["artifacts = 3\n", "[artifacts]\nstandin = 'x'\n"])
+def test_a_pins_file_whose_artifacts_are_not_tables_is_an_input_error(
+    tmp_path: Path, text: str
+) -> None:
+    """`artifacts = 3` raised AttributeError from the stand-in's pin: it names the table."""
+    from generator.forward.artifact import load_pin
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "checkpoints.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_pin(root, "standin")
+    assert str(path) in str(caught.value) and "[artifacts.standin]" in str(caught.value)
+
+
 @pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "dangling", "huge"])
 def test_files_mkdocs_reads_are_checked_first(tmp_path: Path, kind: str) -> None:
     """MkDocs reads each page whole and copies each asset: a FIFO in docs/ hung the build, a

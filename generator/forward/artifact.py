@@ -37,7 +37,8 @@ def load_pin(root: Path, key: str) -> ArtifactPin:
     """The [artifacts.KEY] table of the pins file, checked field by field."""
     where = str(root / PINS_FILE)
     data = read_pins_file(root / PINS_FILE)
-    table = data.get("artifacts", {}).get(key)
+    tables = data.get("artifacts", {})
+    table = tables.get(key) if isinstance(tables, dict) else None
     if not isinstance(table, dict):
         raise InputError(
             f"no [artifacts.{key}] table", file=where, fix="restore the table from git"
