@@ -415,14 +415,25 @@ def decode_flop_rows(cfg: ModelConfig, t: int, *, cached: bool) -> list[Row]:
     if cached:
         rows = [Row("h", f"Blocks: one new position against {keys}", blocks)]
         if cfg.latent is not None and t > 1:  # transformers reads every cached latent out again
-            lat = cfg.latent
-            readout = (2, lat.kv_rank, cfg.n_head * (lat.nope_dim + lat.v_dim), t - 1, cfg.n_layer)
             rows.append(
-                Row("readout", "The t − 1 cached latents read out again (kv_b)", (readout,))
+                Row(
+                    "readout",
+                    "The t − 1 cached latents read out again (kv_b)",
+                    (latent_readout(cfg, t),),
+                )
             )
         return [*rows, logits]
     again = tuple((*term, t) for term in blocks)
     return [Row("h", "Blocks: all t positions again", again), logits]
+
+
+def latent_readout(cfg: ModelConfig, t: int) -> tuple[int, ...]:
+    """The factors of kv_b_proj reading the t − 1 cached latents out again, every layer, in the
+    step that reads token number t (transformers' latent cache); () without latent attention."""
+    if cfg.latent is None:
+        return ()
+    lat = cfg.latent
+    return (2, lat.kv_rank, cfg.n_head * (lat.nope_dim + lat.v_dim), t - 1, cfg.n_layer)
 
 
 def decode_flops(cfg: ModelConfig, t: int, *, cached: bool) -> int:
@@ -435,20 +446,23 @@ def cache_crossover(cfg: ModelConfig) -> int | None:
     None when it never does (every layer's window caps the keys read below that).
 
     The cached step costs a + b·t without windows; this is the smallest t with b·t > a, which
-    may lie past n_ctx. A layer with a window of W stops adding to b past t = W.
+    may lie past n_ctx. A layer with a window of W stops adding to b past t = W; latent attention
+    adds to b the read-out of every cached latent (transformers' cache), and its grid is
+    h · (qk_head_dim + v_head_dim) wide, not 2 · d_attn.
     """
     fixed = decode_flops(cfg, 1, cached=True) - cache_crossover_slope(cfg)  # a
 
-    def reading(t: int) -> int:  # the cached keys' share of the step at t, all blocks
-        return sum(
-            4 * cfg.d_attn * len(layers) * seen_keys(cfg, layers[0], t)
+    def reading(t: int) -> int:  # what the cache adds to the step at t, all blocks
+        grid = sum(
+            grid_per_key(cfg, layers[0]) * len(layers) * seen_keys(cfg, layers[0], t)
             for _, layers in layer_groups(cfg)
         )
+        return grid + (math.prod(latent_readout(cfg, t)) if cfg.latent is not None else 0)
 
     every_layer_windowed = all(w is not None for w in cfg.windows)
     if every_layer_windowed and reading(max(w or 0 for w in cfg.windows)) <= fixed:
         return None
-    low, high = 1, fixed + 2  # reading(t) >= 4·d_attn·t > fixed at t = fixed + 1
+    low, high = 1, fixed + 2  # reading(t) >= t > fixed at t = fixed + 1
     while low < high:  # the smallest t with reading(t) > fixed
         middle = (low + high) // 2
         low, high = (middle + 1, high) if reading(middle) <= fixed else (low, middle)

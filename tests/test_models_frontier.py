@@ -166,3 +166,36 @@ def test_stacked_experts_with_their_last_axes_swapped_are_told_so() -> None:
     with pytest.raises(InputError) as caught:
         forward(swapped, cfg, np.array([1, 2]))
     assert caught.value.entry == name and "last two axes are swapped" in (caught.value.fix or "")
+
+
+def test_the_cache_crossover_of_latent_attention_is_where_transformers_reading_passes_the_rest():
+    """The crossover `itm numbers` prints, on a DeepSeek spec: at t the FLOPs that grow with the
+    cache (the scores and weighted sum over t keys, and kv_b_proj reading the t - 1 cached latents
+    out again), counted by FlopCounterMode on transformers' own step, first exceed the rest."""
+    cfg = next(c for c in TINY if c.latent is not None)
+    weights = random_weights(cfg, seed=6)
+    model = hf_model(weights, cfg)
+    new_row = 2 * cfg.latent.kv_rank * cfg.n_head * (cfg.latent.nope_dim + cfg.latent.v_dim)
+
+    def reading_and_rest(t: int) -> tuple[int, int]:
+        ids = np.random.default_rng(8).integers(0, cfg.vocab_size, t)
+        cache = DynamicCache(config=model.config)
+        with float64_inside(), torch.no_grad():
+            cache = model(torch.as_tensor(ids[:-1])[None, :], cache=cache, use_cache=True).cache
+            with FlopCounterMode(display=False) as counter:
+                model(torch.as_tensor(ids[-1:])[None, :], cache=cache, use_cache=True)
+        counts = {name: sum(ops.values()) for name, ops in counter.get_flop_counts().items()}
+        reading = 0
+        for layer in range(cfg.n_layer):
+            attn = f"{type(model).__name__}.model.layers.{layer}.self_attn"
+            linears = sum(v for name, v in counts.items() if name.startswith(f"{attn}."))
+            reading += counts[attn] - linears  # QKᵀ and A·V over the t keys
+            reading += counts[f"{attn}.kv_b_proj"] - new_row  # the cached latents read out
+        return reading, counter.get_total_flops() - reading
+
+    t = accounting.cache_crossover(cfg)
+    assert t is not None and t <= cfg.n_ctx
+    reading, rest = reading_and_rest(t)
+    assert reading > rest
+    reading, rest = reading_and_rest(t - 1)
+    assert reading <= rest
