@@ -478,8 +478,9 @@ def cache_crossover_slope(cfg: ModelConfig) -> int:
 
 def cache_outweighs_weights(cfg: ModelConfig, dtype: str = "float32") -> int:
     """How many full-context sequences' caches outweigh the weights (same dtype): the smallest
-    batch whose KV caches at n_ctx hold more values than the model has parameters."""
-    per_sequence = kv_values_per_token(cfg) * cfg.n_ctx
+    batch whose KV caches at n_ctx hold more values than the model has parameters (a window's
+    layers holding their last W − 1 positions, as kv_cache_rows counts them)."""
+    per_sequence = next(r.value for r in kv_cache_rows(cfg) if r.key == "context.values")
     return params_total(cfg, "model") // per_sequence + 1
 
 

@@ -199,3 +199,19 @@ def test_the_cache_crossover_of_latent_attention_is_where_transformers_reading_p
     assert reading > rest
     reading, rest = reading_and_rest(t - 1)
     assert reading <= rest
+
+
+def test_the_caches_that_outweigh_the_weights_are_the_caches_transformers_holds() -> None:
+    """`itm numbers`' "full-context sequences whose caches outweigh the weights", on a spec with
+    windows: the caches are what transformers' cache holds after n_ctx tokens (a window's layers
+    keep their last W - 1 positions), not n_ctx positions in every layer."""
+    cfg = next(c for c in TINY if c.sliding_window is not None and c.sliding_window < c.n_ctx)
+    weights = random_weights(cfg, seed=6)
+    model = hf_model(weights, cfg)
+    ids = np.random.default_rng(8).integers(0, cfg.vocab_size, cfg.n_ctx)
+    cache = DynamicCache(config=model.config)
+    with float64_inside(), torch.no_grad():
+        cache = model(torch.as_tensor(ids)[None, :], cache=cache, use_cache=True).cache
+    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    params = sum(p.numel() for p in model.parameters())
+    assert accounting.cache_outweighs_weights(cfg) == params // held + 1
