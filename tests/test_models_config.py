@@ -254,3 +254,33 @@ def test_an_inconsistent_llama_row_is_refused_in_its_own_names(change, field) ->
     assert field in error.problem + error.fix
     ours = re.findall(r"\b(n_kv_head|n_head|d_model|d_head)\b", error.render())
     assert not ours, error.render()
+
+
+@pytest.mark.parametrize(
+    ("module", "size", "change", "field"),
+    [
+        ("mixtral", "mixtral-8x7b", {"num_experts_per_tok": 9}, "num_experts_per_tok"),
+        ("mixtral", "mixtral-8x7b", {"num_local_experts": 0}, "num_local_experts"),
+        ("deepseek_v3", "deepseek-v3", {"kv_lora_rank": 0}, "kv_lora_rank"),
+        ("deepseek_v3", "deepseek-v3", {"q_lora_rank": 0}, "q_lora_rank"),
+        ("deepseek_v3", "deepseek-v3", {"first_k_dense_replace": 99}, "first_k_dense_replace"),
+        ("deepseek_v3", "deepseek-v3", {"n_group": 7}, "n_group"),
+    ],
+)
+def test_an_inconsistent_frontier_row_is_refused_in_its_own_names(
+    module, size, change, field
+) -> None:
+    """A row of a frontier family's sizes.py is written in transformers' names; its refusal named
+    the spec's instead (experts.top_k, latent.kv_rank, first_dense), fields the file lacks."""
+    import importlib
+
+    sizes = importlib.import_module(f"generator.models.{module}.sizes")
+    row = sizes.DEFAULTS[size]
+    bad = dataclasses.replace(row, fields={**row.fields, **change})
+    with pytest.raises(InputError) as refused:
+        sizes.TABLE.spec("bad", bad)
+    error = refused.value
+    assert (error.file, error.entry) == (sizes.SIZES_FILE, f"bad.{field}")
+    assert field in error.problem + error.fix
+    ours = r"\b(top_k|n_experts|d_expert|first_dense|kv_rank|q_rank|nope_dim|rope_dim|v_dim)\b"
+    assert not re.findall(ours, error.render()), error.render()

@@ -16,7 +16,7 @@ import ast
 import contextlib
 import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any
@@ -47,13 +47,34 @@ TRANSFORMERS_NAMES = {
     "n_ctx": "max_position_embeddings",
     "norm_eps": "rms_norm_eps",
     "head_dim": "head_dim",
+    # Experts' and Latent's fields, which ModelConfig names as experts.<field>, latent.<field>
+    "top_k": "num_experts_per_tok",
+    "n_shared": "n_shared_experts",
+    "first_dense": "first_k_dense_replace",
+    "routed_scaling": "routed_scaling_factor",
+    "kv_rank": "kv_lora_rank",
+    "q_rank": "q_lora_rank",
+    "nope_dim": "qk_nope_head_dim",
+    "rope_dim": "qk_rope_head_dim",
+    "v_dim": "v_head_dim",
+    "n_group": "n_group",
+    "topk_group": "topk_group",
+    "norm_topk_prob": "norm_topk_prob",
 }
 
 
-def in_transformers_names(text: str) -> str:
-    """text with ModelConfig's field names replaced by the ones a row uses."""
-    pattern = r"\b(" + "|".join(TRANSFORMERS_NAMES) + r")\b"
-    return re.sub(pattern, lambda m: TRANSFORMERS_NAMES[m.group(1)], text)
+def in_transformers_names(text: str, fields: Collection[str] = ()) -> str:
+    """text with ModelConfig's field names (and experts./latent. parts) replaced by the ones a
+    row with these `fields` uses (its expert count and width have two names in transformers)."""
+    names = {
+        **TRANSFORMERS_NAMES,
+        "n_experts": "num_local_experts" if "num_local_experts" in fields else "n_routed_experts",
+        "d_expert": "moe_intermediate_size"
+        if "moe_intermediate_size" in fields
+        else "intermediate_size",
+    }
+    pattern = r"\b(?:(?:experts|latent)\.)?(" + "|".join(names) + r")\b"
+    return re.sub(pattern, lambda m: names[m.group(1)], text)
 
 
 @dataclass(frozen=True)
@@ -91,11 +112,12 @@ class Table:
                 **{**reader.fields(self.layer_types, self.router), **self.constants},
             )
         except InputError as error:  # ModelConfig's own check, told in this file's field names
+            fields = row.fields
             raise InputError(
-                in_transformers_names(error.problem),
+                in_transformers_names(error.problem, fields),
                 file=self.file,
-                entry=in_transformers_names(error.entry or name),
-                fix=in_transformers_names(error.fix or ""),
+                entry=in_transformers_names(error.entry or name, fields),
+                fix=in_transformers_names(error.fix or "", fields),
             ) from None
 
     def check_pinned(self, texts: Mapping[str, str], *, file: str) -> None:
