@@ -355,3 +355,27 @@ def test_the_live_grids_show_the_pages_token_chips(browser, site_url: str) -> No
     )
     assert shown and all(shown), shown
     context.close()
+
+
+@pytest.mark.parametrize("path", [PATH, "llama/walkthrough/"])
+def test_a_plain_visit_stays_on_the_opening_a_step_link_scrolls_to_its_step(
+    browser, site_url: str, path: str
+) -> None:
+    """A fresh visit marked its first history entry #step-1 and then scrolled as if the reader
+    had followed a link to it: the title, the introduction and the chooser started off-screen
+    (340 px at 1280). Only a link to a step scrolls to the step list."""
+    for fragment, scrolled in (("", False), ("#step-3", True)):
+        page, record = browser_helpers.recorded(
+            browser.new_context(viewport={"width": 1280, "height": 900}),
+            site_url + path + fragment,
+            wait=READY,
+        )
+        assert page.url.endswith(fragment or "#step-1")  # Back finds its step
+        top = page.evaluate("window.scrollY")
+        assert (top > 0) is scrolled, (fragment, top)
+        title_top = page.evaluate(
+            "document.querySelector('article h1').getBoundingClientRect().top"
+        )
+        assert (title_top < 0) is scrolled, (fragment, title_top)
+        assert record["errors"] == []
+        page.context.close()

@@ -420,10 +420,12 @@
     var models = root.querySelector("[data-wt-model-select]");
     var kept = recalled(), heads = root.querySelectorAll("[data-wt-head] option").length;
     var keptStep = kept.step >= 1 && kept.step <= data.steps.length ? kept.step : 1;
+    // A link to a step (#step-N) scrolls to it once shown; a plain visit stays on the opening.
+    var linked = stepFromHash(data.steps.length);
     var s = {
       root: root, data: data, toy: data, trained: null,
       article: root.closest("article") || document.body,
-      step: stepFromHash(data.steps.length) || keptStep,
+      step: linked || keptStep,
       head: kept.head >= 0 && kept.head < heads ? kept.head : 0, row: -1,
       scale: "", model: modelFromTabs(models)
     };
@@ -512,7 +514,7 @@
       if (toy) toy.checked = true;
       return choose(s, "toy");
     }).then(function () {
-      if (stepFromHash(data.steps.length)) toSteps(s);
+      if (linked) toSteps(s);
       root.dataset.wtReady = "ready";
       root.dataset.wtReadyAt = String(Math.round(performance.now()));
     });
