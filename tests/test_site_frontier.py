@@ -119,3 +119,22 @@ def test_the_experts_step_sets_mixtral_against_transformers_dense_twin() -> None
             )  # fmt: skip
         )
     assert before == sum(p.numel() for p in twin.parameters())
+
+
+def test_a_windowed_familys_flop_footnote_and_ledger_say_what_they_count(built_site: Path) -> None:
+    """Under a table of windowed counts (gpt-oss's sliding layers, Mistral's tab) the footnote
+    said "over the full T × T grid", and so did the Notation ledger's row over gpt-oss's and
+    Mistral's columns; families without a window keep the full grid's words."""
+    owners: dict[str, str] = {}  # a family may show another's page (Mixtral: Llama's attention)
+    for name, family in FAMILIES.items():
+        for component in family.registry:
+            if component.key == "attention":
+                owners.setdefault(component.page, name)
+    for page, name in owners.items():
+        windowed = any(cfg.sliding_window for cfg in FAMILIES[name].sizes.values())
+        text = soup(built_site / page.removesuffix(".md") / "index.html").get_text()
+        assert ("over the full T × T grid" in text) is not windowed, name
+        assert ("over the keys each query sees" in text) is windowed, name
+    ledger = soup(built_site / "glossary/index.html").get_text(" ")
+    assert "QKᵀ and A·V over the keys each query sees" in ledger
+    assert "over the full T × T grid" not in ledger

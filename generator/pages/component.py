@@ -235,9 +235,11 @@ class ComponentMacros(PageContext):
             return self.render_block(flops)
 
         convention = f"{self._doc('glossary.md')}#flop-convention"
+        windowed = any(cfg.sliding_window for cfg in family_sizes(self.family.name))
+        keys = "the keys each query sees" if windowed else "the full T × T grid"
         return self.size_tabs(render) + (
             f"\nCounted as everywhere on this site: [forward, per token, matrix multiplications"
-            f" only, over the full T × T grid]({convention}).\n"
+            f" only, over {keys}]({convention}).\n"
         )
 
     def code(self) -> str:

@@ -346,7 +346,11 @@ class SiteMacros(PageContext):
         table = [accounting.flop_relations(cfg) for cfg in models]
         lines = ["| Quantity | " + " | ".join(cfg.label for cfg in models) + " |"]
         lines.append("| :-- |" + " --: |" * len(models))
-        for index, row in enumerate(table[0]):
+        # a row's words from a model with a window, when one has (they say what every column counts)
+        labels = next(
+            (rows for cfg, rows in zip(models, table, strict=True) if cfg.sliding_window), table[0]
+        )
+        for index, row in enumerate(labels):
             label = row_label(row, T="the context")
             cells = " | ".join(
                 f'<span data-q="relation.{row.key}.{cfg.name}">{fmt_int(rows[index].value)}</span>'
