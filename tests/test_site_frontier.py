@@ -13,7 +13,7 @@ import pytest
 
 from generator import accounting as acc
 from generator.models import FAMILIES
-from generator.pages.chain import steps
+from generator.pages.chain import side_by_side_models, steps
 from generator.render.code import excerpt_anchor
 from tests.test_site_pages import number, soup, tab_blocks
 
@@ -50,8 +50,10 @@ def numel_on_meta(cfg) -> int:
 
 def test_every_family_side_by_side_has_transformers_counts(built_site: Path) -> None:
     html = soup(built_site / "what-changed/index.html")
-    for family in FAMILIES.values():
-        cfg = next(iter(family.sizes.values()))
+    models = side_by_side_models()
+    assert {cfg.family for cfg in models} == set(FAMILIES)
+    assert any(cfg.sliding_window for cfg in models)  # Mistral has its row
+    for cfg in models:
         shown = number(html.select_one(f'[data-q="side.params.{cfg.name}"]').get_text())
         assert shown == numel_on_meta(cfg), cfg.name
         active = number(html.select_one(f'[data-q="side.active.{cfg.name}"]').get_text())
@@ -138,3 +140,27 @@ def test_a_windowed_familys_flop_footnote_and_ledger_say_what_they_count(built_s
     ledger = soup(built_site / "glossary/index.html").get_text(" ")
     assert "QKᵀ and A·V over the keys each query sees" in ledger
     assert "over the full T × T grid" not in ledger
+
+
+def test_each_ratio_on_the_chain_is_what_its_rows_numbers_give(built_site: Path) -> None:
+    """A ratio column reads after ÷ before from the two numbers beside it; one that three digits
+    would round to 1 (the sinks' 2,304 parameters over 956 million) shows the difference, not a
+    "×1" that says nothing changed."""
+    html = soup(built_site / "what-changed/index.html")
+    rows = [tr for tr in html.select("tr") if tr.select_one('[data-q$=".ratio"]')]
+    assert len(rows) >= sum(
+        len(s.costs(next(iter(FAMILIES[s.family].sizes.values())))) for s in steps()
+    )
+    for tr in rows:
+        before = number(tr.select_one('[data-q$=".before"]').get_text())
+        after = number(tr.select_one('[data-q$=".after"]').get_text())
+        shown = tr.select_one('[data-q$=".ratio"]').get_text()
+        if before == after:
+            assert shown == "="
+        elif shown[0] in "+−":
+            assert number(shown[1:]) == abs(after - before) and shown[0] == "+−"[after < before]
+            assert round(max(after, before) / min(after, before), 2) == 1.0, shown
+        else:
+            factor = max(after, before) / min(after, before)
+            assert shown[0] == "×÷"[after < before] and float(shown[1:]) == float(f"{factor:.3g}")
+            assert float(shown[1:]) != 1, shown

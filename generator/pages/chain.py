@@ -11,6 +11,7 @@ full. So each row isolates one change, as the GPT-2 → Llama rows do (pages/com
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,12 +56,18 @@ def _experts_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
 
 
 def _latent_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
-    """A latent per position against every head's keys and values, in the cache."""
+    """A latent per position against every head's keys and values, in the cache; and the decoding
+    step, which with the latents reads every cached one out again (transformers' code), where a
+    cache of keys and values is read as it is."""
     full, latent = accounting.full_kv_values_per_token(cfg), accounting.kv_values_per_token(cfg)
+    T = cfg.n_ctx
+    step = accounting.decode_flops(cfg, T, cached=True)
     return [
         ("KV cache per token, values", full, latent),
         ("KV cache per token, bytes in bfloat16", 2 * full, 2 * latent),
-    ]
+        (f"FLOPs of the decoding step reading token {fmt_int(T)}, as transformers runs it",
+         step - math.prod(accounting.latent_readout(cfg, T)), step),
+    ]  # fmt: skip
 
 
 def _sinks_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
@@ -122,8 +129,11 @@ def steps() -> tuple[Step, ...]:
             "Every head's keys and values → one latent per position (DeepSeek-V3)",
             "DeepSeek-V3's attention reads each head's key and value out of one small latent "
             "vector per position, plus a narrow rotated key shared by every head; its cache holds "
-            "those, not every head's keys and values. Its routing changes too: 256 small routed "
-            "experts and one shared, chosen within the best groups.",
+            "those, not every head's keys and values. transformers' code reads every cached "
+            "latent out into keys and values again at each decoding step, which the last row "
+            "counts; the paper's inference folds that read-out into the query and output "
+            "projections instead. Its experts change too (256 small routed ones and one shared, "
+            "chosen within the best groups): [their page](deepseek-v3/experts.md) counts them.",
             "deepseek-v3",
             "Every head cached",
             "Latent cached",
@@ -183,11 +193,11 @@ def steps() -> tuple[Step, ...]:
 
 
 def side_by_side() -> list[tuple[ModelConfig, dict[str, int]]]:
-    """Every family's first size: total and active parameters, forward FLOPs per token and the KV
-    cache at SIDE_BY_SIDE_CONTEXT tokens (bfloat16), per token and in all."""
+    """Every family's first size, and each later size with a window (Mistral): total and active
+    parameters, forward FLOPs per token and the KV cache at SIDE_BY_SIDE_CONTEXT tokens or the
+    model's context if shorter (bfloat16), per token and in all."""
     rows = []
-    for family in FAMILIES.values():
-        cfg = next(iter(family.sizes.values()))
+    for cfg in side_by_side_models():
         T = min(SIDE_BY_SIDE_CONTEXT, cfg.n_ctx)
         kv = {r.key: r.value for r in accounting.kv_cache_rows(cfg, T)}
         rows.append(
@@ -204,6 +214,17 @@ def side_by_side() -> list[tuple[ModelConfig, dict[str, int]]]:
             )
         )
     return rows
+
+
+def side_by_side_models() -> list[ModelConfig]:
+    """The models one table of every family shows: each family's first size, and its later sizes
+    that bring a window (Mistral, of the Llama family)."""
+    return [
+        cfg
+        for family in FAMILIES.values()
+        for index, cfg in enumerate(family.sizes.values())
+        if index == 0 or cfg.sliding_window
+    ]
 
 
 def step_table(step: Step, cfg: ModelConfig) -> str:
@@ -225,9 +246,10 @@ def step_table(step: Step, cfg: ModelConfig) -> str:
 
 def ratio(before: int, after: int) -> str:
     """after / before as "×6.45", or "÷71.1" when it shrinks, three significant digits; "=" when
-    equal."""
+    equal; the difference ("+2,304") when three digits would round it to 1."""
     if before == after:
         return "="
-    if after > before:
-        return f"×{after / before:.3g}"
-    return f"÷{before / after:.3g}"
+    factor = f"×{after / before:.3g}" if after > before else f"÷{before / after:.3g}"
+    if factor[1:] == "1":
+        return f"+{fmt_int(after - before)}" if after > before else f"−{fmt_int(before - after)}"
+    return factor

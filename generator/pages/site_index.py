@@ -283,9 +283,18 @@ class SiteMacros(PageContext):
                 for key in ("params", "active", "flops", "kv_token", "kv_context")
             )
             lines.append(f"| {cfg.label} | {cells} |")
-        contexts = sorted({v["context"] for _, v in rows})
-        at = " and ".join(fmt_int(T) for T in contexts)
-        return "\n".join(lines) + f"\n\nFLOPs and the whole-context cache at T = {at} tokens.\n"
+        at = ", ".join(f"{cfg.label} at T = {fmt_int(v['context'])}" for cfg, v in rows)
+        note = (
+            f"\n\nFLOPs and the whole-context cache are each taken at a context of its own: {at}."
+        )
+        windowed = [cfg.label for cfg, _ in rows if cfg.sliding_window]
+        if windowed:
+            note += (
+                " The cache per token is what a token adds while every window still fills; past"
+                " its window a windowed layer's cache stops growing, so the whole-context column"
+                f" holds less than T times it for {' and '.join(windowed)}."
+            )
+        return "\n".join(lines) + note + "\n"
 
     def by_key_in(self, family: str, page: str) -> str:
         """The title of `family`'s component whose page is `page`."""
