@@ -7,6 +7,7 @@ dense Mistral-shaped model and Mixtral)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from generator import accounting as acc
 from generator.models import FAMILIES
 from generator.pages.chain import side_by_side_models, steps
 from generator.render.code import excerpt_anchor
-from tests.test_site_pages import number, soup, tab_blocks
+from tests.test_site_pages import built_html, number, soup, tab_blocks
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -164,3 +165,16 @@ def test_each_ratio_on_the_chain_is_what_its_rows_numbers_give(built_site: Path)
             factor = max(after, before) / min(after, before)
             assert shown[0] == "×÷"[after < before] and float(shown[1:]) == float(f"{factor:.3g}")
             assert float(shown[1:]) != 1, shown
+
+
+def test_a_lone_latex_link_names_its_component_as_the_map_does(built_site: Path) -> None:
+    """An experts page's one "LaTeX source of this table" link read "mlp" (the checkpoint's
+    module name, which only tells several norms on one page apart); it reads the map's label."""
+    for family in FAMILIES.values():
+        for component in family.registry:
+            html = soup(built_html(built_site, component.page))
+            for block in html.find_all(string=re.compile("LaTeX source of this table:")):
+                links = block.parent.find_all("a")
+                if len(links) == 1:
+                    label = links[0].get_text()
+                    assert label in {c.short for c in family.registry}, (component.page, label)

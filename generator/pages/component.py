@@ -166,10 +166,17 @@ class ComponentMacros(PageContext):
                 quantity="params.table_total",
             )
             together = self._together(c, cfg)
-            latex = tuple(  # every component on the page, Llama's final norm too
-                (other.name, self._tex_link(other.key, "params", cfg))
-                for other in self.registry
+            on_page = [
+                other
+                for other in self.registry  # every component on the page, Llama's final norm too
                 if other.page == c.page and accounting.param_rows(cfg, other.key)
+            ]
+            latex = tuple(  # several: their module names; one: its short name ("8 experts")
+                (
+                    other.name if len(on_page) > 1 else other.short,
+                    self._tex_link(other.key, "params", cfg),
+                )
+                for other in on_page
             )
             count_block = ParameterCount(
                 per_instance=fmt_int(per),
