@@ -41,6 +41,7 @@ KATEX_JS = "assets/katex/katex.min.js"
 TREE = ("docs", "overrides", "mkdocs.yml")  # what OUT holds, mkdocs.yml written last
 UNFINISHED = ".itm-expand-unfinished"  # in OUT while a run writes its tree there
 OLDER = ".itm-expand-partial-*"  # what older versions left in OUT (a tree being written)
+MAX_CONFIG_BYTES = 1 << 20  # a mkdocs.yml or a file it INHERITs: 3 KB today
 
 # Typesets each arithmatex element with the pinned KaTeX, as the build does (same trust and
 # strictness), after every page load under Material's instant navigation.
@@ -136,22 +137,46 @@ def _load_config(config_file: Path) -> Any:
 
 def _inherit_loop(config_file: Path) -> Path | None:
     """The file at which `config_file`'s INHERIT chain comes back on itself, or None (no loop, or
-    a file MkDocs reports itself: missing, unreadable, not YAML)."""
+    a file MkDocs reports itself: missing, not YAML). Each file is read bounded: an INHERIT
+    naming /dev/zero was read until memory ran out, a FIFO waited on for ever."""
     from mkdocs.utils.yaml import yaml_load
 
     seen: set[Path] = set()
-    path = config_file.resolve()
+    path, holder = config_file.resolve(), None
     while path not in seen:
         seen.add(path)
+        if not path.exists():  # MkDocs says which inherited file is missing
+            return None
         try:  # a str: yaml_load does not follow its INHERIT
-            data = yaml_load(path.read_text(encoding="utf-8"))
+            data = yaml_load(_config_text(path, holder))
+        except InputError:
+            raise
         except Exception:  # noqa: BLE001 - MkDocs reads it next and says what is wrong
             return None
         parent = data.get("INHERIT") if isinstance(data, dict) else None
         if not isinstance(parent, str):
             return None
-        path = (path.parent / parent).resolve()
+        path, holder = (path.parent / parent).resolve(), path
     return path
+
+
+def _config_text(path: Path, holder: Path | None) -> str:
+    """The text of a configuration file (`holder`'s INHERIT, if given), read bounded."""
+    from generator.checked_io import read_text_input
+
+    try:
+        return read_text_input(path, max_bytes=MAX_CONFIG_BYTES, fix="")
+    except InputError as error:
+        if holder is None:
+            raise InputError(
+                error.problem, file=str(path), fix="name a site's mkdocs.yml"
+            ) from None
+        raise InputError(
+            f"its INHERIT names {path}: {error.problem}",
+            file=str(holder),
+            entry="INHERIT",
+            fix="make INHERIT name the YAML file of a parent configuration",
+        ) from None
 
 
 @contextmanager

@@ -52,7 +52,13 @@ sys.exit(main(["expand", *sys.argv[1:]]))
 """
 
 
-def expand(out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+def expand(
+    out: Path, *options: str, memory_cap: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    def capped() -> None:
+        if memory_cap is not None:
+            resource.setrlimit(resource.RLIMIT_DATA, (memory_cap, memory_cap))
+
     return subprocess.run(
         [sys.executable, "-m", "generator.cli", "expand", *options, str(out)],
         cwd=ROOT,
@@ -60,6 +66,7 @@ def expand(out: Path, *options: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=300,
+        preexec_fn=capped,
     )
 
 
@@ -131,6 +138,27 @@ def test_expand_refuses_a_config_that_inherits_itself(tmp_path: Path, parent: st
     assert "Traceback" not in done.stderr
     assert f"{config}, entry 'INHERIT': its INHERIT chain comes back to {config}" in done.stderr
     assert "fix: make INHERIT name a parent" in done.stderr
+    assert not (tmp_path / "tree").exists()
+
+
+@pytest.mark.parametrize(
+    ("parent", "problem"),
+    [("/dev/zero", "is a device, not a file"), ("huge.yml", "is larger than the 1,048,576 bytes")],
+)
+def test_expand_reads_an_inherited_config_bounded(
+    tmp_path: Path, parent: str, problem: str
+) -> None:
+    """INHERIT naming /dev/zero was read whole looking for a loop: 24 GB and the machine's OOM
+    killer (here a 1 GB cap stops it first); a huge parent was read whole too."""
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"INHERIT: {parent}\nsite_name: x\nplugins: [inside-the-model]\n")
+    with (tmp_path / "huge.yml").open("wb") as huge:
+        huge.truncate((1 << 20) + 1)
+    done = expand(tmp_path / "tree", "-f", str(config), memory_cap=1 << 30)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    named = Path(parent) if parent.startswith("/") else tmp_path / parent
+    assert f"{config}, entry 'INHERIT': its INHERIT names {named}: {problem}" in done.stderr
     assert not (tmp_path / "tree").exists()
 
 
