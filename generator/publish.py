@@ -106,6 +106,11 @@ def failure(error: OSError, doing: str, site: Path) -> InputError:
             f"{site} is a mount point, or on another file system than its folder: set site_dir"
             f" in mkdocs.yml (or pass --site-dir) to a folder inside it, e.g. {site / 'www'}"
         )
+    elif error.errno == errno.ENAMETOOLONG:
+        fix = (
+            "set site_dir in mkdocs.yml (or pass --site-dir) to a folder whose every name is at"
+            " most 255 bytes long"
+        )
     else:
         fix = f"check {path} and its folder, then build again"
     return InputError(problem, file=path, fix=fix)
@@ -246,7 +251,10 @@ class Publication:
     ) -> Publication:
         """Take the checkout's build lock (waiting up to `wait` s), repair, make a staging dir;
         refuse a site folder that is, holds or lies inside one of `inputs` (project_inputs)."""
-        final = site_folder(final, inputs)
+        try:
+            final = site_folder(final, inputs)
+        except OSError as error:  # a name over 255 bytes: is_symlink() raised ENAMETOOLONG
+            raise failure(error, "look at the site folder", Path(final)) from None
         lock_path = final.with_name(f".{final.name}.lock")
         try:
             final.parent.mkdir(parents=True, exist_ok=True)

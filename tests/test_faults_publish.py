@@ -351,6 +351,17 @@ def test_begin_errors_are_clear_and_touch_nothing(tmp_path, monkeypatch) -> None
         assert_clean(raised, tmp_path / "site", name)
 
 
+def test_a_site_name_too_long_for_the_file_system_is_clear(tmp_path: Path) -> None:
+    """`mkdocs build -d` a folder named with 300 bytes: is_symlink() raised ENAMETOOLONG, which
+    reached the user as a bug report."""
+    site = tmp_path / ("a" * 300)
+    with pytest.raises(InputError) as raised:
+        Publication.begin(site, say=lambda m: None)
+    assert "File name too long (ENAMETOOLONG)" in str(raised.value)
+    assert "every name is at most 255 bytes" in str(raised.value)
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
 def test_a_lock_that_is_not_a_file_is_refused(tmp_path: Path, kind: str) -> None:
     lock = tmp_path / ".site.lock"
