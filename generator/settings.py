@@ -230,7 +230,14 @@ def seconds(value: object, variable: str) -> float:
 def git_dirs(value: str | Mapping[str, str]) -> dict[str, Path]:
     """Local clones: {"owner/name": path}, or "owner/name=path" items joined by os.pathsep."""
     if isinstance(value, Mapping):
-        return {repo: Path(path).expanduser() for repo, path in value.items()}
+        for repo, path in value.items():
+            if not isinstance(path, str):  # git_dirs: {o/r: 5} in mkdocs.yml; a bug report before
+                raise InputError(
+                    f"git_dirs names {path!r} as the clone of {repo!r}, not a folder's path",
+                    entry="git_dirs",
+                    fix="write each clone as owner/name: path, e.g. openai/gpt-2: ~/src/gpt-2",
+                )
+        return {str(repo): Path(path).expanduser() for repo, path in value.items()}
     found: dict[str, Path] = {}
     for item in str(value).split(os.pathsep):
         if not item.strip():

@@ -371,6 +371,12 @@ def lock_holds_a_nul_byte(site: ToySite) -> tuple[str, ...]:
     return ("entry 'lock'", "holds a NUL byte (character 8)")
 
 
+def git_dirs_not_a_path(site: ToySite) -> tuple[str, ...]:
+    config = site.root / "mkdocs.yml"  # a TypeError in Path(5), told as a bug report before
+    config.write_text(config.read_text() + "      git_dirs: {toy/repo: 5}\n")
+    return ("entry 'git_dirs'", "git_dirs names 5 as the clone of 'toy/repo'")
+
+
 def lock_is_missing(site: ToySite) -> tuple[str, ...]:
     site.lock.unlink()
     return ("excerpts.lock.toml", "lock file not found", "itm pin")
@@ -421,6 +427,7 @@ def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
         lock_is_endless,
         lock_is_missing,
         lock_holds_a_nul_byte,
+        git_dirs_not_a_path,
         card_template_syntax,
         card_template_undefined,
         card_template_not_utf8,
