@@ -214,6 +214,19 @@ def test_outside_a_site_a_bump_that_moves_lines_needs_the_pages(
     assert load_lock(lock).repos[REPO].commit == new
 
 
+def test_pages_named_with_pages_are_carried_besides_the_sites_own(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`--pages DIR` in a site replaced its docs_dir: DIR's pages were carried, the site's kept
+    `lines: 10-12`, and the next strict build showed other lines of the moved function."""
+    site = toy_site(tmp_path)
+    more = write(tmp_path / "more" / "notes.md", PAGE)
+    new = make_upstream(site.upstream, {PATH: MOVED})
+    assert bump(site, new, monkeypatch, "--write", "--pages", str(more.parent)) == 0
+    assert "    lines: 12-14\n" in site.page.read_text(encoding="utf-8")
+    assert "    lines: 12-14\n" in more.read_text(encoding="utf-8")
+
+
 BODY = V1.split("\n")[6:12]  # lines 7-12: def f, a, b, c, d, return
 
 

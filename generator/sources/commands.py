@@ -157,8 +157,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=Path,
         default=[],
         metavar="DIR",
-        help="a folder of pages whose excerpt blocks' lines: follow the pins (default: the"
-        " site's docs_dir; repeatable)",
+        help="a folder of pages whose excerpt blocks' lines: follow the pins, besides the"
+        " site's docs_dir (repeatable)",
     )
     bump.add_argument("--offline", action="store_true", help="do not try GitHub")
     bump.set_defaults(func=run_bump)
@@ -710,7 +710,8 @@ def _carry_pages(
     }
     if not moves:
         return {}, False
-    folders = list(args.pages) or ([site.docs] if site.in_site and site.docs else [])
+    # The site's own pages always (--pages alone left them quoting other code), and --pages too
+    folders = [*([site.docs] if site.in_site and site.docs else []), *args.pages]
     if not folders:
         print(
             f"pages not checked: {', '.join(moves)} move or change, and no site says which pages"
