@@ -227,6 +227,16 @@ def test_pages_named_with_pages_are_carried_besides_the_sites_own(
     assert "    lines: 12-14\n" in more.read_text(encoding="utf-8")
 
 
+def test_every_page_mkdocs_builds_is_carried(tmp_path: Path, monkeypatch) -> None:
+    """A page named notes.markdown (MkDocs builds .markdown, .mdown, .mkdn and .mkd pages too)
+    kept `lines: 10-12` after a bump: only *.md were carried."""
+    site = toy_site(tmp_path)
+    other = write(site.root / "docs" / "notes.markdown", PAGE)
+    new = make_upstream(site.upstream, {PATH: MOVED})
+    assert bump(site, new, monkeypatch, "--write") == 0
+    assert "    lines: 12-14\n" in other.read_text(encoding="utf-8")
+
+
 BODY = V1.split("\n")[6:12]  # lines 7-12: def f, a, b, c, d, return
 
 

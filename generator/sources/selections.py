@@ -66,8 +66,16 @@ def page_files(folders: list[Path]) -> list[Path]:
                 entry="--pages",
                 fix="name the folder of the pages that quote this lock (the site's docs_dir)",
             )
-        found.update(path for path in folder.rglob("*.md") if path.is_file())
+        found.update(path for path in folder.rglob("*") if _is_page(path))
     return sorted(found)
+
+
+def _is_page(path: Path) -> bool:
+    """A file MkDocs builds as a page (its own test: .md, .markdown, .mdown, .mkdn, .mkd): only
+    *.md were carried, and a notes.markdown kept numbers that then showed other code."""
+    from mkdocs.utils import is_markdown_file
+
+    return is_markdown_file(path.name) and path.is_file()
 
 
 def read_page(path: Path, display: str) -> list[str]:
