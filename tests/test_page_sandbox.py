@@ -132,6 +132,26 @@ def test_loops_in_the_page_own_macros_are_on_the_page_clock(monkeypatch, page: s
         render_page(page, NoMacros())
 
 
+def test_a_loop_around_the_generators_macros_stops_at_its_call_count(monkeypatch) -> None:
+    """The clock stops while a generator macro runs, so a loop around one (27 ms a call, 10**10
+    calls) stopped nothing and ran for days; the page's calls of them are counted instead, and
+    the count is the page's, whichever of its macros it calls."""
+    import generator.pages.sandbox as sandbox
+    from generator.pages import render_page
+
+    class Macros:
+        def namespace(self):
+            return {"a": lambda: "a", "b": lambda: "b"}
+
+    monkeypatch.setattr(sandbox, "MOST_MACRO_CALLS", 5)
+    assert render_page("{{ a() }}{{ b() }}{{ a() }}{{ b() }}{{ a() }}", Macros()) == "ababa"
+    loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% set x = a() %}{% endfor %}"
+    with pytest.raises(sandbox.SecurityError, match="more than 5 times"):
+        render_page(loop + "{% endfor %}", Macros())
+    with pytest.raises(sandbox.SecurityError, match="more than 5 times"):
+        render_page("{{ a() }}{{ b() }}" * 3, Macros())
+
+
 NESTED = "{% set a = 'x' %}" + "{% set a = [a, a] %}" * 40  # a holds 2**40 copies of 'x'
 
 

@@ -44,6 +44,7 @@ LONGEST_TEXT = 1 << 20  # characters (or items) a page's own arithmetic may make
 LARGEST_POWER = 4096  # bits of an integer a page may compute
 LONGEST_PAGE = 16 << 20  # characters a filled page may hold (the longest is about 0.3 MiB)
 LARGEST_DIGITS = LARGEST_POWER * 3 // 10  # the digits of such an integer (|round's precision)
+MOST_MACRO_CALLS = 1_000  # calls of the generator's macros a page may make (the busiest: 12)
 LONGEST_FILL = 30.0  # seconds a page's own Jinja may run, its macros' time not counted (ms today)
 # Filters whose result is no larger than their input (times a small constant): pages use no
 # filter today. Left out: those whose size an argument sets (center, indent, wordwrap, format,
@@ -396,7 +397,10 @@ def render_page(markdown: str, macros: Macros) -> str:
     )
     parts, length = [], 0
     with page_clock(LONGEST_FILL):
-        namespace = {name: GeneratorMacro(macro) for name, macro in macros.namespace().items()}
+        calls = [MOST_MACRO_CALLS]  # calls left, shared by every macro of the page
+        namespace = {
+            name: GeneratorMacro(macro, calls) for name, macro in macros.namespace().items()
+        }
         for part in env.from_string(markdown).generate(**namespace):
             length += len(part)
             if length > LONGEST_PAGE:
@@ -420,12 +424,21 @@ def page_error(error: Exception, page: str) -> InputError:
 class GeneratorMacro:
     """One of the generator's macros (PageMacros.namespace()) as a page calls it: the page clock
     stops while it runs, as its time is the generator's, not the page's. Only these: the clock
-    once stopped for every call, and a loop in the page's own `{% macro %}` ran for ever."""
+    once stopped for every call, and a loop in the page's own `{% macro %}` ran for ever. Their
+    calls are counted instead (`calls_left`, shared by a page's macros): a loop around a macro
+    (27 ms a call) stopped no clock and would have run for days."""
 
-    def __init__(self, macro: Callable[..., str]) -> None:
+    def __init__(self, macro: Callable[..., str], calls_left: list[int]) -> None:
         self._macro = macro  # `_`: the sandbox keeps the page from reaching it
+        self._calls_left = calls_left
 
     def __call__(self, *args: Any, **kwargs: Any) -> str:
+        self._calls_left[0] -= 1
+        if self._calls_left[0] < 0:
+            raise SecurityError(
+                f"the page calls the generator's macros more than {MOST_MACRO_CALLS:,} times:"
+                " a macro inside a loop? Call each where its output goes"
+            )
         with _clock_stopped():
             return self._macro(*args, **kwargs)
 
