@@ -14,7 +14,7 @@ import math
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
-from generator.models.counts import has, layer_groups, seen_keys
+from generator.models.counts import has, layer_groups, layer_phrases, seen_keys
 from generator.models.rows import Row, prefixed, total, with_bias
 
 __all__ = ["Row", "prefixed", "with_bias"]  # the rows' type, for the modules that print them
@@ -91,8 +91,10 @@ def param_rows(
     return get_family(cfg.family).param_rows(cfg, component, tied=tied, layer=layer)
 
 
-def params_per_instance(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
-    return total(param_rows(cfg, component, tied=tied))
+def params_per_instance(
+    cfg: ModelConfig, component: str, *, tied: bool | None = None, layer: int | None = None
+) -> int:
+    return total(param_rows(cfg, component, tied=tied, layer=layer))
 
 
 def instances(cfg: ModelConfig, component: str) -> int:
@@ -102,6 +104,29 @@ def instances(cfg: ModelConfig, component: str) -> int:
     if component not in get_family(cfg.family).per_block:
         return 1
     return sum(has(cfg, component, i) for i in range(cfg.n_layer))
+
+
+def layer_kinds(
+    cfg: ModelConfig, component: str, n_ctx: int | None = None
+) -> list[tuple[str, tuple[int, ...]]]:
+    """The instances of `component` grouped by what one of them counts (its parameter and FLOP
+    rows at n_ctx): (what sets the group apart, its layers), in order of first layer. One group,
+    ("", layers), when every instance is alike, or for a part of the model that is not per layer
+    ((0,): its one instance). gpt-oss's attention: its sliding-window and its full layers."""
+    T = _context(cfg, n_ctx)
+    if component not in get_family(cfg.family).per_block:
+        _check(cfg, component)
+        return [("", (0,))]
+    found: dict[tuple, list[int]] = {}
+    for i in range(cfg.n_layer):
+        if has(cfg, component, i):
+            params = tuple(r.value for r in param_rows(cfg, component, layer=i))
+            flops = tuple(r.value for r in flop_rows(cfg, component, T, i))
+            found.setdefault((params, flops), []).append(i)
+    groups = [tuple(layers) for layers in found.values()]
+    if len(groups) == 1:
+        return [("", groups[0])]
+    return list(zip(layer_phrases(cfg, groups), groups, strict=True))
 
 
 def params_total(cfg: ModelConfig, component: str, *, tied: bool | None = None) -> int:
@@ -131,10 +156,11 @@ def active_params(cfg: ModelConfig) -> int:
 
 
 def flop_rows(
-    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int = 0
+    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int | None = None
 ) -> list[Row]:
     """Forward FLOPs per token of one instance of `component` (matmuls only, FLOP_CONVENTION),
-    the one in layer `layer` for the parts of a layer (only attention depends on it: its window).
+    the one in layer `layer` for the parts of a layer (attention's window, a block's MLP or
+    experts); by default the layer whose parameters param_rows counts.
 
     n_ctx is the sequence length T (default: the model's context); only attention depends on it.
     """
@@ -143,7 +169,7 @@ def flop_rows(
 
 
 def flops_per_token(
-    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int = 0
+    cfg: ModelConfig, component: str, n_ctx: int | None = None, layer: int | None = None
 ) -> int:
     """Forward FLOPs per token of one instance (flops_total_per_token: the whole model's share)."""
     return total(flop_rows(cfg, component, n_ctx, layer))

@@ -11,7 +11,7 @@ from generator.cli import main
 from generator.config import CONFIGS
 from generator.models import get_size
 from generator.models.rows import Row, prefixed
-from generator.render.number_tables import labels
+from generator.render.number_tables import details, labels
 from generator.render.numbers import fmt_flops, fmt_int, row_label, tex_int
 
 
@@ -156,3 +156,26 @@ def test_a_reader_that_goes_away_is_not_a_traceback() -> None:
         shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.stdout.startswith("GPT-2 XL") and "Traceback" not in done.stderr
+
+
+def test_the_rows_of_kinds_of_layers_say_what_sets_them_apart():
+    """Layers that differ get a row each, named by what differs: words, not the kinds' keys run
+    together ("Decoder layers with full experts attention")."""
+    flops = {
+        name: [r.label for r in acc.flop_rows(get_size(name), "model") if r.key != "logits"]
+        for name in ("gpt-oss-120b", "deepseek-v3")
+    }
+    assert flops == {
+        "gpt-oss-120b": [
+            "Decoder layers with sliding-window attention",
+            "Decoder layers with full attention",
+        ],
+        "deepseek-v3": ["Decoder layers with a dense MLP", "Decoder layers with experts"],
+    }
+    params = [r.label for r in acc.param_rows(get_size("deepseek-v3"), "model")]
+    assert params[1:3] == ["Decoder layers with a dense MLP", "Decoder layers with experts"]
+    captions = [t[0] for t in details(get_size("gpt-oss-120b"), "attention", 131072)]
+    assert [c.split("], ")[1] for c in captions] == [
+        "layers with sliding-window attention: 18 instance(s) (layers 0, 2, 4, …, 34)",
+        "layers with full attention: 18 instance(s) (layers 1, 3, 5, …, 35)",
+    ]

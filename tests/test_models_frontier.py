@@ -24,6 +24,7 @@ from generator import accounting  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.decoder import decode_step, forward  # noqa: E402
 from generator.models.weights import random_weights  # noqa: E402
+from generator.render.number_tables import describe, overview  # noqa: E402
 from tests.frontier_helpers import CLASSES, hf_config, hf_logits, hf_model, tiny  # noqa: E402
 from tests.llama_helpers import float64_inside  # noqa: E402
 
@@ -91,6 +92,60 @@ def test_flops_equal_the_flop_counter(cfg) -> None:
         model(ids, use_cache=False)
     eager = dataclasses.replace(cfg, sliding_window=None, layer_types=None)  # every cell
     assert counter.get_total_flops() == accounting.flops_per_token(eager, "model", T) * T
+
+
+@pytest.mark.parametrize("cfg", SPECS, ids=lambda c: c.name)
+def test_each_numbers_row_stands_for_layers_the_meta_model_counts_alike(cfg) -> None:
+    """`itm numbers`' overview: per instance × instances is each row's total, and a block row's
+    per-instance parameters are numel() of every layer it stands for, on the meta device
+    (gpt-oss's attention and DeepSeek-V3's block differ between layers: one row per kind)."""
+    with torch.device("meta"):
+        model = CLASSES[cfg.family][1](hf_config(cfg))
+    layers = model.model.layers
+    rows = overview(cfg, cfg.n_ctx)[2]
+    for _, _, params, count, params_total, flops, flops_total in rows:
+        assert (params * count, flops * count) == (params_total, flops_total)
+    blocks = [row for row in rows if row[1] == "block"]
+    kinds = accounting.layer_kinds(cfg, "block")
+    for row, (_, group) in zip(blocks, kinds, strict=True):
+        assert row[3] == len(group)
+        assert {sum(p.numel() for p in layers[i].parameters()) for i in group} == {row[2]}
+    assert sum(row[4] for row in blocks) == sum(p.numel() for p in layers.parameters())
+
+
+def test_each_kind_of_layer_has_the_flops_the_counter_gives_its_layers() -> None:
+    """A DeepSeek-V3 spec with a dense layer before two expert layers: each block row of `itm
+    numbers` has the FLOPs FlopCounterMode counts in every layer it stands for (one row once
+    paired the expert layer's parameters with the dense layer's FLOPs)."""
+    small = tiny(FAMILIES["deepseek-v3"].sizes["deepseek-v3"], 0)
+    experts = dataclasses.replace(small.experts, first_dense=1)
+    cfg = dataclasses.replace(small, n_layer=3, experts=experts)
+    T = 9
+    model = hf_model(random_weights(cfg, seed=5), cfg)
+    ids = torch.as_tensor(np.random.default_rng(4).integers(0, cfg.vocab_size, T))[None, :]
+    with FlopCounterMode(display=False) as counter, float64_inside(), torch.no_grad():
+        model(ids, use_cache=False)
+    counts = counter.get_flop_counts()
+    counted = [sum(counts[f"{type(model).__name__}.model.layers.{i}"].values()) for i in range(3)]
+    blocks = [row for row in overview(cfg, T)[2] if row[1] == "block"]
+    kinds = accounting.layer_kinds(cfg, "block", T)
+    assert len(blocks) == 2
+    for row, (_, group) in zip(blocks, kinds, strict=True):
+        assert {counted[i] for i in group} == {row[5] * T}
+
+
+def test_the_numbers_header_names_the_head_widths_transformers_builds() -> None:
+    """No DeepSeek-V3 head is d_model / n_head wide: the header gives the query/key width (nope +
+    rope) and the value width its config sets, and no d_head."""
+    cfg = FAMILIES["deepseek-v3"].sizes["deepseek-v3"]
+    theirs = hf_config(cfg)
+    nope, rope = theirs.qk_nope_head_dim, theirs.qk_rope_head_dim
+    line = describe(cfg, cfg.n_ctx)
+    assert (
+        f"qk_head_dim {nope + rope} (nope {nope} + rope {rope}), v_head_dim {theirs.v_head_dim}"
+        in line
+    )
+    assert "d_head" not in line
 
 
 @pytest.mark.parametrize("cfg", TINY[1::5], ids=lambda c: c.name)

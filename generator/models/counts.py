@@ -208,11 +208,12 @@ def param_rows(
     if component == "model":
         final = total(param_rows(cfg, names, words, "lnf", tied=tied))
         norm_terms = ((d,), (d,)) if final == 2 * d else ((d,),)
-        groups = [(kind, layers) for kind, layers in layer_groups(cfg, by_window=False)]
+        groups = layer_groups(cfg, by_window=False)
+        phrases = layer_phrases(cfg, [layers for _, layers in groups])
         layer_rows = [
             Row(
                 words.layers[0] if len(groups) == 1 else f"{words.layers[0]}.{kind}",
-                words.layers[1] if len(groups) == 1 else f"{words.layers[1]}, {kind}",
+                words.layers[1] if len(groups) == 1 else f"{words.layers[1]} with {phrase}",
                 (
                     (
                         total(param_rows(cfg, names, words, "block", tied=tied, layer=layers[0])),
@@ -220,7 +221,7 @@ def param_rows(
                     ),
                 ),
             )
-            for kind, layers in groups
+            for (kind, layers), phrase in zip(groups, phrases, strict=True)
         ]
         return [
             *param_rows(cfg, names, words, "wte", tied=tied),
@@ -280,6 +281,29 @@ def layer_groups(cfg: ModelConfig, *, by_window: bool = True) -> list[tuple[str,
     return [(kind, tuple(layers)) for kind, layers in groups.items()]
 
 
+def _traits(cfg: ModelConfig, layer: int) -> tuple[str, str]:
+    """What layer `layer` is, in words: its attention's reach and what its MLP is."""
+    attention = "full attention" if cfg.window(layer) is None else "sliding-window attention"
+    return attention, "experts" if cfg.moe_layer(layer) else "a dense MLP"
+
+
+def layer_phrases(cfg: ModelConfig, groups: list[tuple[int, ...]]) -> list[str]:
+    """What sets each group of layers apart from the others, in words, for "… with {phrase}":
+    the traits (attention's reach, the MLP) alike within each group and different between them
+    ("sliding-window attention", "a dense MLP"); the layers' numbers when no trait tells them
+    apart."""
+    traits = [{_traits(cfg, i) for i in layers} for layers in groups]
+    telling = [
+        n
+        for n in range(2)
+        if all(len({t[n] for t in kinds}) == 1 for kinds in traits)
+        and len({t[n] for kinds in traits for t in kinds}) > 1
+    ]
+    if not telling:
+        return [f"layers {', '.join(map(str, layers))}" for layers in groups]
+    return [" and ".join(next(iter(kinds))[n] for n in telling) for kinds in traits]
+
+
 def has(cfg: ModelConfig, component: str, layer: int) -> bool:
     """Whether layer `layer` has `component`: experts in an MoE layer, a dense MLP elsewhere."""
     if component == "experts":
@@ -297,11 +321,17 @@ def typical_layer(cfg: ModelConfig, component: str) -> int:
 
 
 def flop_rows(
-    cfg: ModelConfig, names: TensorNames, words: Words, component: str, T: int, layer: int = 0
+    cfg: ModelConfig,
+    names: TensorNames,
+    words: Words,
+    component: str,
+    T: int,
+    layer: int | None = None,
 ) -> list[Row]:
     """Forward FLOPs per token of one instance of `component` (in layer `layer`, for the parts of
-    a layer) at sequence length T."""
+    a layer; by default the typical one, as param_rows) at sequence length T."""
     d, h, dh, V = cfg.d_model, cfg.n_head, cfg.d_head, cfg.vocab_size
+    layer = typical_layer(cfg, component) if layer is None else layer
     if component == "attention":
         parts = _attention_parts(cfg, names)
         rows = [
@@ -337,13 +367,12 @@ def layer_rows(cfg: ModelConfig, names: TensorNames, words: Words, T: int) -> li
     """Every layer's FLOPs per token: one row, or one per kind of layer (full, sliding)."""
     key, label = words.layers
     groups = layer_groups(cfg)
+    phrases = layer_phrases(cfg, [layers for _, layers in groups])
     rows = []
-    for kind, layers in groups:
+    for (kind, layers), phrase in zip(groups, phrases, strict=True):
         block = total(flop_rows(cfg, names, words, "block", T, layers[0]))
         if len(groups) == 1:
             rows.append(Row(key, label, ((block, len(layers)),)))
         else:
-            rows.append(
-                Row(f"{key}.{kind}", f"{label} with {kind} attention", ((block, len(layers)),))
-            )
+            rows.append(Row(f"{key}.{kind}", f"{label} with {phrase}", ((block, len(layers)),)))
     return rows

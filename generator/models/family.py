@@ -99,8 +99,11 @@ class Family:
         """The learned tensors of one instance of `component` (in layer `layer`), one row each."""
         return param_rows(cfg, cfg.names, self.words, component, tied=tied, layer=layer)
 
-    def flop_rows(self, cfg: ModelConfig, component: str, T: int, layer: int = 0) -> list[Row]:
-        """Forward FLOPs per token of one instance of `component` (in layer `layer`) at T."""
+    def flop_rows(
+        self, cfg: ModelConfig, component: str, T: int, layer: int | None = None
+    ) -> list[Row]:
+        """Forward FLOPs per token of one instance of `component` (in layer `layer`; None: the
+        layer whose parameters param_rows counts) at T."""
         return flop_rows(cfg, cfg.names, self.words, component, T, layer)
 
     def forward(

@@ -22,14 +22,14 @@ Table = tuple[str, list[str], list[list[Cell]]]  # (caption, header, rows)
 def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -> str:
     """Everything `itm numbers` prints, as one string."""
     if component:
-        tables = [detail(cfg, component, n_ctx)]
+        tables = details(cfg, component, n_ctx)
     else:
         shown = [
             c
             for c in get_family(cfg.family).components
             if acc.param_rows(cfg, c) or acc.flop_rows(cfg, c, n_ctx)
         ]
-        tables = [overview(cfg, n_ctx)] + [detail(cfg, c, n_ctx) for c in shown]
+        tables = [overview(cfg, n_ctx)] + [t for c in shown for t in details(cfg, c, n_ctx)]
         tables.append(summary(cfg, n_ctx))
         tables += [generation(cfg, n_ctx), training(cfg, n_ctx)]
     render = render_tex if fmt == "tex" else render_text
@@ -49,10 +49,34 @@ def describe(cfg: ModelConfig, n_ctx: int) -> str:
     )
     return (
         f"{cfg.label} ({cfg.name}): {cfg.n_layer} blocks, {heads}, "
-        f"d_model {fmt_int(cfg.d_model)}, d_head {cfg.d_head}, d_mlp {fmt_int(cfg.d_mlp)}, "
+        f"d_model {fmt_int(cfg.d_model)}, {head_widths(cfg)}, {mlp_widths(cfg)}, "
         f"vocab {fmt_int(cfg.vocab_size)}, context {fmt_int(cfg.n_ctx)}; "
         f"FLOPs at T = {fmt_int(n_ctx)}"
     )
+
+
+def head_widths(cfg: ModelConfig) -> str:
+    """A head's width: d_head, or latent attention's query/key and value widths (no head of
+    DeepSeek-V3 is d_model / n_head wide)."""
+    lat = cfg.latent
+    if lat is None:
+        return f"d_head {cfg.d_head}"
+    return (
+        f"qk_head_dim {lat.qk_dim} (nope {lat.nope_dim} + rope {lat.rope_dim}), "
+        f"v_head_dim {lat.v_dim}, latent rank {fmt_int(lat.kv_rank)}"
+    )
+
+
+def mlp_widths(cfg: ModelConfig) -> str:
+    """The MLP's width, and with experts their count, top-k, width, and the dense layers'."""
+    moe = cfg.experts
+    if moe is None:
+        return f"d_mlp {fmt_int(cfg.d_mlp)}"
+    shared = f" + {moe.n_shared} shared" if moe.n_shared else ""
+    experts = f"{moe.n_experts} experts{shared} (top {moe.top_k}), d_expert {fmt_int(moe.d_expert)}"
+    if moe.first_dense:
+        experts += f", d_mlp {fmt_int(cfg.d_mlp)} in the first {moe.first_dense} layers"
+    return experts
 
 
 def overview(cfg: ModelConfig, n_ctx: int) -> Table:
@@ -66,18 +90,14 @@ def overview(cfg: ModelConfig, n_ctx: int) -> Table:
         "FLOPs / token / instance",
         "FLOPs / token total",
     ]
-    rows: list[list[Cell]] = [
-        [
-            labels(cfg)[c],
-            c,
-            acc.params_per_instance(cfg, c),
-            acc.instances(cfg, c),
-            acc.params_total(cfg, c),
-            acc.flops_per_token(cfg, c, n_ctx),
-            acc.flops_total_per_token(cfg, c, n_ctx),
-        ]
-        for c in get_family(cfg.family).components
-    ]
+    rows: list[list[Cell]] = []
+    for c in get_family(cfg.family).components:
+        for kind, layers in acc.layer_kinds(cfg, c, n_ctx):
+            params = acc.params_per_instance(cfg, c, layer=layers[0])
+            flops = acc.flops_per_token(cfg, c, n_ctx, layers[0])
+            count = acc.instances(cfg, c) if not kind else len(layers)
+            label = labels(cfg)[c] + (f", layers with {kind}" if kind else "")
+            rows.append([label, c, params, count, params * count, flops, flops * count])
     tied = "lm_head tied to wte" if cfg.tied_embeddings else "untied lm_head"
     return (f"{cfg.label}: components ({tied})", header, rows)
 
@@ -94,18 +114,45 @@ def labels(cfg: ModelConfig) -> dict[str, str]:
     return found
 
 
-def detail(cfg: ModelConfig, component: str, n_ctx: int) -> Table:
-    """The rows behind one component's numbers: parameters, then FLOPs per token."""
+def details(cfg: ModelConfig, component: str, n_ctx: int) -> list[Table]:
+    """One component's rows: one table, or one per kind of layer where its instances differ
+    (gpt-oss's sliding-window and full attention; DeepSeek-V3's dense and expert layers)."""
+    kinds = acc.layer_kinds(cfg, component, n_ctx)
+    return [detail(cfg, component, n_ctx, kind, layers) for kind, layers in kinds]
+
+
+def detail(
+    cfg: ModelConfig, component: str, n_ctx: int, kind: str = "", layers: tuple[int, ...] = (0,)
+) -> Table:
+    """The rows behind one instance's numbers (in layers[0], standing for `layers` when `kind`
+    says what sets them apart): parameters, then FLOPs per token."""
+    layer = layers[0] if kind else None
     rows: list[list[Cell]] = []
-    for row in acc.param_rows(cfg, component):
+    for row in acc.param_rows(cfg, component, layer=layer):
         rows.append(["parameters", row_label(row), row, row.value])
-    rows.append(["parameters", "Per-instance total", "", acc.params_per_instance(cfg, component)])
-    for row in acc.flop_rows(cfg, component, n_ctx):
+    params = acc.params_per_instance(cfg, component, layer=layer)
+    rows.append(["parameters", "Per-instance total", "", params])
+    for row in acc.flop_rows(cfg, component, n_ctx, layer):
         rows.append(["FLOPs / token", row_label(row), row, row.value])
-    total = acc.flops_per_token(cfg, component, n_ctx)
+    total = acc.flops_per_token(cfg, component, n_ctx, layer)
     rows.append(["FLOPs / token", "Per-instance total", "", total])
     caption = f"{labels(cfg)[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
+    if kind:
+        caption = (
+            f"{labels(cfg)[component]} [{component}], layers with {kind}: {len(layers)} "
+            f"instance(s) ({layer_list(layers)})"
+        )
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
+
+
+def layer_list(layers: tuple[int, ...]) -> str:
+    """ "layers 0, 2, 4, …, 34" or "layers 3 to 60": which layers a table stands for."""
+    if layers == tuple(range(layers[0], layers[-1] + 1)) and len(layers) > 2:
+        return f"layers {layers[0]} to {layers[-1]}"
+    shown = ", ".join(map(str, layers[:3])) + (f", …, {layers[-1]}" if len(layers) > 4 else "")
+    if len(layers) == 4:
+        shown += f", {layers[-1]}"
+    return f"layer {shown}" if len(layers) == 1 else f"layers {shown}"
 
 
 SUMMARY_LABELS = {
