@@ -211,6 +211,36 @@ def test_weights_missing_an_expert_or_carrying_an_extra_are_refused() -> None:
         assert f"expected [{cfg.experts.n_experts}" in caught.value.problem
 
 
+@pytest.mark.parametrize("family", ["mixtral", "gpt-oss", "deepseek-v3"])
+def test_a_checkpoint_missing_an_expert_or_carrying_one_more_names_it(family, tmp_path) -> None:
+    """A safetensors file whose stacked experts (or router rows) count one expert too few or too
+    many: the error names the file, the layer and which expert is missing or extra, and the fix
+    (it once said only that the layer count and width were right and the shape was not)."""
+    from generator.engine.safetensors_file import load_safetensors, write_safetensors
+    from generator.errors import InputError
+
+    cfg = next(c for c in TINY if c.family == family and c.n_layer > c.experts.first_dense)
+    E, layer = cfg.experts.n_experts, cfg.experts.first_dense
+    weights = random_weights(cfg, seed=1, dtype=np.float32)
+    stacked = [n for n in weights if n.startswith(cfg.names.layer.format(i=layer) + "mlp.")]
+    assert stacked
+    for name in (n for n in stacked if weights[n].shape[0] == E):  # router rows, experts, biases
+        for count, words in ((E - 1, f"expert {E - 1} of layer {layer} is missing"),
+                             (E + 1, f"layer {layer} carries extra expert {E}")):  # fmt: skip
+            path = tmp_path / f"{count}.safetensors"
+            with path.open("wb") as out:
+                write_safetensors(
+                    out,
+                    {**weights, name: np.resize(weights[name], (count, *weights[name].shape[1:]))},
+                )
+            with pytest.raises(InputError) as caught:
+                load_safetensors(path, cfg)
+            error = caught.value
+            assert error.entry == name and str(path) in (error.file or ""), error
+            assert error.problem.startswith(words) and name in error.problem, error
+            assert f"{E} experts" in (error.fix or "") and name in (error.fix or ""), error
+
+
 def test_stacked_experts_with_their_last_axes_swapped_are_told_so() -> None:
     from generator.errors import InputError
 

@@ -50,12 +50,11 @@ def check_shapes(
             )
         want = tuple(expected[name])
         if tuple(shape) != want:
-            raise InputError(
-                f"shape {list(shape)}, expected {list(want)} for {size}",
-                file=file,
-                entry=name,
-                fix=shape_hint(tuple(shape), want, found, cfg, expected),
-            )
+            problem = f"shape {list(shape)}, expected {list(want)} for {size}"
+            fix = shape_hint(tuple(shape), want, found, cfg, expected)
+            if size_hint(found, cfg, expected) is None:
+                problem, fix = expert_count(name, tuple(shape), want, cfg) or (problem, fix)
+            raise InputError(problem, file=file, entry=name, fix=fix)
     missing = [name for name in expected if name not in found]
     if missing:
         listed = ", ".join(missing[:5]) + (
@@ -81,6 +80,42 @@ def size_hint(found: Shapes, cfg: ModelConfig, expected: Shapes) -> str | None:
     have = f"the weights have {len(layers)} block(s)" + (f" of width {width}" if width else "")
     want = f"{cfg.name} needs {cfg.n_layer} of width {cfg.d_model}, {biases_of(cfg)}"
     return f"pick the model size that matches the weights ({have}; {want})"
+
+
+def expert_count(
+    name: str, shape: tuple[int, ...], want: tuple[int, ...], cfg: ModelConfig
+) -> tuple[str, str] | None:
+    """(problem, fix) when `name`, a tensor of an MoE layer holding one slice per expert on its
+    first axis (the router's rows, the stacked experts and their biases), holds too few or too
+    many of them: which experts of which layer are missing or extra. None otherwise."""
+    moe, match = cfg.experts, LAYER_INDEX.search(name)
+    if moe is None or match is None or not cfg.moe_layer(layer := int(match.group(1))):
+        return None
+    if not name.startswith(f"{cfg.names.layer.format(i=layer)}{cfg.names.mlp}."):
+        return None  # a layer's attention (gpt-oss's sinks: one per head, not per expert)
+    E, n = moe.n_experts, shape[0] if shape else 0
+    if len(shape) != len(want) or shape[1:] != want[1:] or want[0] != E or n == E:
+        return None
+    held = f"{name} holds {n} expert(s) on its first axis, shape {list(shape)}"
+    expected = f"expected {list(want)}: {cfg.name} has {E} experts a layer, 0 to {E - 1}"
+    if n < E:
+        verb = "is" if n == E - 1 else "are"
+        return (
+            f"{_experts(n, E - 1)} of layer {layer} {verb} missing: {held}, {expected}",
+            f"write the weights again with all {E} experts of layer {layer} stacked in {name}"
+            f" (a missing expert is never read as zero), or set experts.n_experts = {n} if the"
+            " model has that many",
+        )
+    return (
+        f"layer {layer} carries extra {_experts(E, n - 1)}: {held}, {expected}",
+        f"keep only the model's {E} experts in {name}, or set experts.n_experts = {n} if the"
+        " model has that many",
+    )
+
+
+def _experts(first: int, last: int) -> str:
+    """ "expert 7", "experts 6 to 7"."""
+    return f"expert {first}" if first == last else f"experts {first} to {last}"
 
 
 def biases_of(cfg: ModelConfig) -> str:
