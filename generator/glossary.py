@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from generator.accounting import kaplan_n
 from generator.config import ModelConfig
+from generator.models.config import Experts, Latent
 
 
 @dataclass(frozen=True)
@@ -15,7 +16,9 @@ class Symbol:
     anchor: str  # #sym-<anchor> on the glossary page
     tex: str
     meaning: str
-    value: Callable[[ModelConfig], int] | None = None  # None: depends on the input, not the model
+    # a count, a factor or a shape ("[8 × 4,096]"); None (or no function): depends on the input,
+    # or the size has no such part
+    value: Callable[[ModelConfig], int | float | str | None] | None = None
 
 
 SYMBOLS: dict[str, Symbol] = {
@@ -88,6 +91,183 @@ LLAMA_SYMBOLS: dict[str, Symbol] = {
         lambda c: c.sliding_window or 0,
     ),
 }
+
+
+def _shape(*dims: int) -> str:
+    """A tensor's shape as the glossary shows it: "[8 × 4,096]"."""
+    return "[" + " × ".join(f"{n:,}" for n in dims) + "]"
+
+
+def _moe(
+    value: Callable[[Experts, ModelConfig], int | float | str | None], router: str | None = None
+) -> Callable[[ModelConfig], int | float | str | None]:
+    """A symbol's value from a size's experts (with that router, when given); None without."""
+
+    def read(cfg: ModelConfig) -> int | float | str | None:
+        moe = cfg.experts
+        if moe is None or (router is not None and moe.router != router):
+            return None
+        return value(moe, cfg)
+
+    return read
+
+
+def _latent(
+    value: Callable[[Latent, ModelConfig], int | str],
+) -> Callable[[ModelConfig], int | str | None]:
+    """A symbol's value from a size's latent attention; None without."""
+    return lambda cfg: value(cfg.latent, cfg) if cfg.latent is not None else None
+
+
+# The frontier families' (Mixtral, gpt-oss, DeepSeek-V3): the letters their formulas add.
+FRONTIER_SYMBOLS: dict[str, Symbol] = {
+    "E": Symbol(
+        "E",
+        "E",
+        "routed experts per MoE layer (num_local_experts, num_experts, n_routed_experts)",
+        _moe(lambda moe, c: moe.n_experts),
+    ),
+    "K": Symbol(
+        "K",
+        r"K,\ \mathcal{K}",
+        "the experts a token runs: the k best by the router's scores (num_experts_per_tok of E)",
+        _moe(lambda moe, c: f"{moe.top_k} of {moe.n_experts}"),
+    ),
+    "p": Symbol(
+        "p",
+        "p",
+        "Mixtral's router probabilities: a softmax over every expert's score, one per expert",
+        _moe(lambda moe, c: _shape(moe.n_experts), "softmax-topk"),
+    ),
+    "W_gate": Symbol(
+        "W_gate",
+        r"W_{\mathrm{gate}}",
+        "Mixtral's router matrix (mlp.gate): a score per expert from Z_2",
+        _moe(lambda moe, c: _shape(moe.n_experts, c.d_model), "softmax-topk"),
+    ),
+    "r": Symbol(
+        "r",
+        "r",
+        "gpt-oss's router logits Z_2 W_r^T + b_r, one per expert; only the top k are softmaxed",
+        _moe(lambda moe, c: _shape(moe.n_experts), "topk-softmax"),
+    ),
+    "W_r": Symbol(
+        "W_r",
+        r"W_r,\ b_r",
+        "gpt-oss's router weight and bias (mlp.router)",
+        _moe(
+            lambda moe, c: f"{_shape(moe.n_experts, c.d_model)}, {_shape(moe.n_experts)}",
+            "topk-softmax",
+        ),
+    ),
+    "w_e": Symbol(
+        "w_e",
+        "w_e",
+        "DeepSeek-V3's router: expert e's row of mlp.gate, scored by the sigmoid σ(zᵀw_e)",
+        _moe(lambda moe, c: _shape(c.d_model), "sigmoid-grouped"),
+    ),
+    "gamma": Symbol(
+        "gamma",
+        r"\gamma",
+        "routed_scaling_factor: the chosen experts' normalised weights are multiplied by it",
+        _moe(lambda moe, c: moe.routed_scaling, "sigmoid-grouped"),
+    ),
+    "FFN_e": Symbol(
+        "FFN_e",
+        r"\operatorname{FFN}_e",
+        "expert e's MLP (a SwiGLU; gpt-oss's clamped), its hidden width d_expert",
+        _moe(lambda moe, c: moe.d_expert),
+    ),
+    "FFN_shared": Symbol(
+        "FFN_shared",
+        r"\operatorname{FFN}_{\mathrm{shared}}",
+        "the shared experts every token runs, one MLP n_shared_experts × d_expert wide",
+        _moe(lambda moe, c: moe.n_shared * moe.d_expert),  # 0: none (a dash)
+    ),
+    "alpha": Symbol(
+        "alpha",
+        r"\alpha",
+        "gpt-oss's clamped SwiGLU: g · σ(α g) · (u + 1), the gate g and up u clamped at the limit",
+        lambda c: c.swiglu_alpha if c.mlp == "swiglu-clamped" else None,
+    ),
+    "s_h": Symbol(
+        "s_h",
+        "s_h",
+        "gpt-oss's sink of head h: a learned logit joining each row of its softmax, with no value"
+        " (one per head)",
+        lambda c: c.n_head if c.attention_sinks else None,
+    ),
+    "w": Symbol(
+        "w",
+        "w",
+        "gpt-oss's window (sliding_window): the positions a sliding layer's query sees, itself"
+        " included",
+        lambda c: c.sliding_window if c.layer_types is not None else None,
+    ),
+    "W_t": Symbol(
+        "W_t",
+        "W(t)",
+        "the keys query t sees: its last w positions in a sliding layer, all before it in a full"
+        " one",
+    ),
+    "c_t": Symbol(
+        "c_t",
+        "c_t",
+        "DeepSeek-V3's latent of position t: what its cache keeps of keys and values"
+        " (kv_lora_rank wide)",
+        _latent(lambda lat, c: lat.kv_rank),
+    ),
+    "W_DKV": Symbol(
+        "W_DKV",
+        r"W_{\mathrm{DKV}}",
+        "down-projection of z_t to the latent (kv_a_proj_with_mqa's first kv_lora_rank rows)",
+        _latent(lambda lat, c: _shape(lat.kv_rank, c.d_model)),
+    ),
+    "W_KR": Symbol(
+        "W_KR",
+        r"W_{\mathrm{KR}}",
+        "projection of z_t to the rotated key k^R shared by every head (kv_a_proj_with_mqa's"
+        " last qk_rope_head_dim rows)",
+        _latent(lambda lat, c: _shape(lat.rope_dim, c.d_model)),
+    ),
+    "W_UKV": Symbol(
+        "W_UKV",
+        r"W_{\mathrm{UKV},h}",
+        "head h's read-out of the latent into its unrotated key and its value (kv_b_proj)",
+        _latent(lambda lat, c: _shape(lat.nope_dim + lat.v_dim, lat.kv_rank)),
+    ),
+    "d_nope": Symbol(
+        "d_nope",
+        r"d_{\mathrm{nope}}",
+        "width of a query or key head's unrotated part q^C, k^C (qk_nope_head_dim)",
+        _latent(lambda lat, c: lat.nope_dim),
+    ),
+    "d_rope": Symbol(
+        "d_rope",
+        r"d_{\mathrm{rope}}",
+        "width of a head's rotated part q^R, k^R (qk_rope_head_dim); a query/key head is"
+        " d_nope + d_rope wide",
+        _latent(lambda lat, c: lat.rope_dim),
+    ),
+}
+
+
+# The Notation page's tables: {{ glossary(name) }} shows these families' sizes and symbols.
+NOTATION: dict[str, tuple[tuple[str, ...], dict[str, Symbol]]] = {
+    "gpt2": (("gpt2",), SYMBOLS),
+    "llama": (("llama",), LLAMA_SYMBOLS),
+    "frontier": (("mixtral", "gpt-oss", "deepseek-v3"), FRONTIER_SYMBOLS),
+}
+
+
+def symbol_value(symbol: Symbol, cfg: ModelConfig) -> str:
+    """A symbol's value in a size, as the table shows it: "4,096", "2.5", a shape, or "—"."""
+    value = symbol.value(cfg) if symbol.value else None
+    if not value:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f"{value:,}" if isinstance(value, int) else value
 
 
 @dataclass(frozen=True)

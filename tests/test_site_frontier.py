@@ -178,3 +178,63 @@ def test_a_lone_latex_link_names_its_component_as_the_map_does(built_site: Path)
                 if len(links) == 1:
                     label = links[0].get_text()
                     assert label in {c.short for c in family.registry}, (component.page, label)
+
+
+# The frontier formulas' symbols, as generator/models/*/components.py writes them.
+FORMULA_SYMBOLS = (
+    "K", r"\mathcal{K}", "p", r"W_{\mathrm{gate}}", "r", "W_r", "b_r", "w_e", r"\gamma",
+    r"\operatorname{FFN}_e", r"\operatorname{FFN}_{\mathrm{shared}}", r"\alpha", "s_h", "W(t)",
+    "c_t", r"W_{\mathrm{DKV}}", r"W_{\mathrm{KR}}", r"W_{\mathrm{UKV},h}", r"d_{\mathrm{nope}}",
+    r"d_{\mathrm{rope}}",
+)  # fmt: skip
+
+
+def test_the_notation_page_has_every_frontier_symbol_with_transformers_values(built_site) -> None:
+    """Each symbol the frontier formulas use has a row on the Notation page (#sym-<anchor>), and
+    its values per family are those of transformers' default configs and modules."""
+    from transformers import DeepseekV3Config, GptOssConfig, MixtralConfig
+    from transformers.models.gpt_oss.modeling_gpt_oss import GptOssExperts
+
+    from generator.glossary import FRONTIER_SYMBOLS
+
+    families = ("mixtral", "gpt-oss", "deepseek-v3")
+    formulas = " ".join(
+        c.formula for family in families for c in FAMILIES[family].registry if c.formula
+    )
+    page = soup(built_site / "glossary" / "index.html")
+    rows = {
+        tr["id"].removeprefix("sym-"): [td.get_text() for td in tr.find_all("td")[2:]]
+        for tr in page.select("tr[id^=sym-]")
+    }
+    for symbol in FORMULA_SYMBOLS:
+        assert symbol in formulas, symbol
+        anchors = [s.anchor for s in FRONTIER_SYMBOLS.values() if symbol in s.tex.split(r",\ ")]
+        assert len(anchors) == 1 and anchors[0] in rows, symbol
+    mixtral, oss, deepseek = MixtralConfig(), GptOssConfig(), DeepseekV3Config()
+    with torch.device("meta"):
+        alpha = GptOssExperts(GptOssConfig(num_local_experts=2, hidden_size=8)).alpha
+    nope, rope, rank = deepseek.qk_nope_head_dim, deepseek.qk_rope_head_dim, deepseek.kv_lora_rank
+    expected = {
+        "E": [mixtral.num_local_experts, oss.num_local_experts, deepseek.n_routed_experts],
+        "K": [
+            f"{mixtral.num_experts_per_tok} of {mixtral.num_local_experts}",
+            f"{oss.num_experts_per_tok} of {oss.num_local_experts}",
+            f"{deepseek.num_experts_per_tok} of {deepseek.n_routed_experts}",
+        ],
+        "gamma": [None, None, f"{deepseek.routed_scaling_factor:g}"],
+        "alpha": [None, f"{alpha:g}", None],
+        "s_h": [None, oss.num_attention_heads, None],
+        "w": [None, oss.sliding_window, None],
+        "c_t": [None, None, rank],
+        "d_nope": [None, None, nope],
+        "d_rope": [None, None, rope],
+        "W_DKV": [None, None, f"[{rank:,} × {deepseek.hidden_size:,}]"],
+        "W_KR": [None, None, f"[{rope} × {deepseek.hidden_size:,}]"],
+        "W_UKV": [None, None, f"[{nope + deepseek.v_head_dim} × {rank}]"],
+        "FFN_shared": [
+            None, None, f"{deepseek.n_shared_experts * deepseek.moe_intermediate_size:,}"
+        ],
+    }  # fmt: skip
+    for anchor, values in expected.items():
+        want = ["—" if v is None else f"{v:,}" if isinstance(v, int) else v for v in values]
+        assert rows[anchor] == want, anchor

@@ -6,6 +6,7 @@ import functools
 
 from generator import accounting, blocks
 from generator.config import ModelConfig
+from generator.errors import InputError
 from generator.models import get_family
 from generator.pages.blocks import (
     ChangeWhy,
@@ -40,32 +41,38 @@ class SiteMacros(PageContext):
         "glossary_terms",
     )
 
-    def glossary(self, family: str = "gpt2") -> str:
-        """The notation table of a family: symbol, meaning, and its value in each size."""
-        from generator.glossary import LLAMA_SYMBOLS, SYMBOLS
+    def glossary(self, table: str = "gpt2") -> str:
+        """A notation table (glossary.NOTATION): symbol, meaning, and its value in each size of
+        its families."""
+        from generator.glossary import NOTATION, symbol_value
 
-        symbols = SYMBOLS if family == "gpt2" else LLAMA_SYMBOLS
-        sizes = family_sizes(family)
+        if table not in NOTATION:
+            raise InputError(
+                f"unknown notation table {table!r}",
+                entry=table,
+                fix=f"use one of: {', '.join(NOTATION)}",
+            )
+        families, symbols = NOTATION[table]
+        sizes = [cfg for family in families for cfg in family_sizes(family)]
         rows = tuple(
             blocks.GlossaryRow(
                 anchor=sym.anchor,
                 tex=sym.tex,
                 meaning=sym.meaning,
-                values=tuple(
-                    fmt_int(sym.value(cfg)) if sym.value and sym.value(cfg) else "—"
-                    for cfg in sizes
-                ),
+                values=tuple(symbol_value(sym, cfg) for cfg in sizes),
             )
             for sym in symbols.values()
         )
         label = "Symbols and their values per size"
-        if family != "gpt2":
-            label = f"{get_family(family).label} symbols and their values per size"
+        if table != "gpt2":
+            names = [get_family(family).label for family in families]
+            named = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+            label = f"{named} symbols and their values per size"
         labels = tuple(c.label for c in sizes)
         first = {size.split(" ", 1)[0] for size in labels}
         family = first.pop() if len(first) == 1 and all(" " in size for size in labels) else ""
-        table = blocks.Glossary(sizes=labels, rows=rows, label=label, family=family)
-        return self.render_block(table)
+        shown = blocks.Glossary(sizes=labels, rows=rows, label=label, family=family)
+        return self.render_block(shown)
 
     def glossary_terms(self) -> str:
         """The words of the trade, each under a heading of its own (#term-<anchor>)."""
