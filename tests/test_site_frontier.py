@@ -238,3 +238,26 @@ def test_the_notation_page_has_every_frontier_symbol_with_transformers_values(bu
     for anchor, values in expected.items():
         want = ["—" if v is None else f"{v:,}" if isinstance(v, int) else v for v in values]
         assert rows[anchor] == want, anchor
+
+
+def test_a_component_whose_layers_differ_shows_one_flop_table_per_kind(built_site: Path) -> None:
+    """gpt-oss's attention page showed one instance's FLOPs, a windowed layer's, as if every one
+    of its 36 layers cost that; it shows a table per kind of layer that GptOssConfig's
+    layer_types names, each the count of a layer of that kind."""
+    from transformers import GptOssConfig
+
+    cfg = FAMILIES["gpt-oss"].sizes["gpt-oss-120b"]
+    types = GptOssConfig().layer_types
+    html = soup(built_site / "gpt-oss/attention/index.html")
+    shown = [
+        number(s.get_text())
+        for s in html.select('[data-q^="flops.per_token"], [data-q^="flops.kind"]')
+    ]
+    first = {kind: types.index(kind) for kind in types}  # the first layer of each kind
+    assert len(shown) == len(first) == 2
+    want = [
+        sum(r.value for r in acc.flop_rows(cfg, "attention", cfg.n_ctx, i)) for i in first.values()
+    ]
+    assert shown == want and shown[0] != shown[1]
+    text = html.get_text()
+    assert f"The {types.count('sliding_attention')} layers with sliding-window attention" in text

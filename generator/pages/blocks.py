@@ -145,7 +145,9 @@ class FlopCount(Block):
     template: ClassVar[str] = "component_flops.md"
     n_ctx: str  # formatted
     table: Markup  # the accounting rows (a Markdown table, calculations in TeX)
-    latex: str  # link to the LaTeX table
+    latex: str  # link to the LaTeX table (of the first kind of layer)
+    heading: str = ""  # where layers differ: what the first table's layers are ("18 layers with …")
+    others: tuple[tuple[str, Markup], ...] = ()  # the other kinds: (heading, table)
 
 
 @dataclass(frozen=True)

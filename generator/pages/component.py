@@ -225,19 +225,32 @@ class ComponentMacros(PageContext):
         c = self._component()
 
         def render(cfg: ModelConfig) -> str:
-            rows = accounting.flop_rows(cfg, c.key, cfg.n_ctx)
-            if not rows:
+            if not accounting.flop_rows(cfg, c.key, cfg.n_ctx):
                 return (
                     "No matrix multiplications: a lookup or an elementwise step, so it counts "
                     "0 FLOPs under the convention below.\n"
                 )
-            table = markdown_table(
-                rows, head=FLOP_HEAD, total_label="Per-instance total", quantity="flops.per_token"
-            )
+            kinds = accounting.layer_kinds(cfg, c.key, cfg.n_ctx)  # one, unless layers differ
+            tables = [
+                (
+                    f"The {fmt_int(len(layers))} layers with {phrase}" if phrase else "",
+                    blocks.Markup(
+                        markdown_table(
+                            accounting.flop_rows(cfg, c.key, cfg.n_ctx, layers[0]),
+                            head=FLOP_HEAD,
+                            total_label="Per-instance total",
+                            quantity="flops.per_token" if index == 0 else f"flops.kind{index}",
+                        )
+                    ),
+                )
+                for index, (phrase, layers) in enumerate(kinds)
+            ]
             flops = FlopCount(
                 n_ctx=fmt_int(cfg.n_ctx),
-                table=blocks.Markup(table),
+                table=tables[0][1],
                 latex=self._tex_link(c.key, "flops", cfg),
+                heading=tables[0][0],
+                others=tuple(tables[1:]),
             )
             return self.render_block(flops)
 
