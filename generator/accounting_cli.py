@@ -8,6 +8,8 @@ itm numbers --model mistral-7b-v0.1 --context 4096
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from generator import accounting as acc
 from generator.config import CONFIGS, ModelConfig
@@ -36,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print the rows of this component only",
     )
     parser.add_argument("--format", choices=("text", "tex"), default="text")
+    parser.add_argument("--root", default=".", help="the project folder, for its pins (default: .)")
     parser.set_defaults(func=run)
 
 
@@ -60,5 +63,34 @@ def run(args: argparse.Namespace) -> int:
         acc.param_rows(cfg, args.component)  # an InputError listing the family's components
     n_ctx = cfg.n_ctx if args.context is None else args.context
     acc.flop_rows(cfg, "attention", n_ctx)  # an unusable context fails before anything prints
+    unchecked = check_sizes(cfg, Path(args.root))
     print(tables_text(cfg, n_ctx, args.component, args.format))
+    if unchecked:
+        print(f"itm numbers: {cfg.name}'s size not checked against its pinned lines: {unchecked}",
+              file=sys.stderr)  # fmt: skip
     return 0
+
+
+def check_sizes(cfg: ModelConfig, root: Path) -> str | None:
+    """The family's sizes against the pinned config lines they are read from, as every build
+    checks them (InputError naming the field, as the build does), reading the lines from the
+    cache or a local clone only, never the network; None once checked, else why not. A size row
+    edited to what the pinned lines do not say (Mistral with attention_bias) printed its numbers."""
+    family = get_family(cfg.family)
+    if family.check_pinned is None:
+        return None
+    from generator.inputs import LOCK_FILE
+    from generator.settings import Settings
+    from generator.sources import load_lock
+    from generator.sources.resolve import resolve_excerpts
+
+    if not (root / LOCK_FILE).is_file():
+        return f"no {LOCK_FILE} in {root} (run it in the project folder, or pass --root)"
+    settings = Settings.load(root)
+    lock = load_lock(root / LOCK_FILE, root=root)
+    try:
+        excerpts = resolve_excerpts(lock, settings, offline=True)
+    except InputError as error:
+        return f"{error.problem} (a build fetches them: `make site`)"
+    family.check_pinned({i: e.text for i, e in excerpts.items()}, file=LOCK_FILE)
+    return None

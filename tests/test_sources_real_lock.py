@@ -308,6 +308,26 @@ def test_every_field_of_a_llama_size_row_is_checked(excerpts, monkeypatch, name:
     sizes.check_pinned(texts, file="sources/lock.toml")  # the table as it is passes
 
 
+def test_itm_numbers_checks_a_size_row_as_the_build_does(
+    excerpts, cache_dir: Path, monkeypatch, capsys
+) -> None:
+    """The build refused Mistral with attention_bias True, but `itm numbers --model
+    mistral-7b-v0.1` printed its 7,243,108,352 parameters with exit 0: it checks the row against
+    the pinned lines too (from the cache: the fixture filled it), and names the field."""
+    from generator.cli import main
+    from generator.models.llama import sizes
+
+    monkeypatch.setenv("ITM_CACHE_DIR", str(cache_dir))
+    argv = ["numbers", "--model", "mistral-7b-v0.1", "--root", str(ROOT)]
+    assert main(argv) == 0
+    assert "not checked" not in capsys.readouterr().err
+    row = sizes.DEFAULTS["mistral-7b-v0.1"]
+    biased = dict(row.fields, attention_bias=True)
+    monkeypatch.setitem(sizes.DEFAULTS, "mistral-7b-v0.1", dataclasses.replace(row, fields=biased))
+    assert main(argv) == 2
+    assert "mistral-7b-v0.1.attention_bias" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("line", ["vocab_size", "rope_parameters"])
 def test_a_size_field_whose_pinned_line_is_gone_is_refused(excerpts, line: str) -> None:
     """A field the pinned lines stop declaring (re-pinned to a narrower range) is no longer
