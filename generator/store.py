@@ -365,20 +365,20 @@ class Store:
             try:
                 key = _key_file(path)
             except OSError as error:  # unreadable: left as it is
-                LOG.warning("Inside the Model: cannot read %s (%s)", path, error.strerror or error)
+                LOG.warning("cannot read %s (%s)", path, error.strerror or error)
                 return self._process_key()
             if key is not None and len(key) == KEY_BYTES:
                 return key
             try:
                 if key is not None:
-                    LOG.warning("Inside the Model: %s is not a cache key; making a new one", path)
+                    LOG.warning("%s is not a cache key; making a new one", path)
                     path.unlink(missing_ok=True)
                 _create_exclusive(path, os.urandom(KEY_BYTES))
             except FileExistsError:
                 continue  # another build made it first: read theirs
             except OSError as error:  # a read-only checkout: neither removed nor made
                 LOG.warning(
-                    "Inside the Model: cannot write %s (%s); cached entries will be rebuilt",
+                    "cannot write %s (%s); cached entries will be rebuilt",
                     path,
                     error.strerror or error,
                 )
@@ -408,16 +408,16 @@ class Store:
         """Remove a damaged entry (a file or whatever sits in its place) with a one-line warning
         (`quiet`: at debug level, for the rest of a batch already warned about)."""
         if quiet:
-            LOG.debug("Inside the Model: cache entry %s discarded", path)
+            LOG.debug("cache entry %s discarded", path)
         else:
-            LOG.warning("Inside the Model: cache entry %s discarded (%s); rebuilding it", path, why)
+            LOG.warning("cache entry %s discarded (%s); rebuilding it", path, why)
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink(missing_ok=True)
         except OSError as error:
-            LOG.warning("Inside the Model: cannot remove %s (%s)", path, error.strerror or error)
+            LOG.warning("cannot remove %s (%s)", path, error.strerror or error)
 
     # -- growth: what recent builds did not use goes ------------------------------------------------
     def prune(self, started: float, *, keep: set[str], builds: int = BUILDS_KEPT) -> int:
@@ -501,7 +501,7 @@ class Store:
             self._unwritable = True
             _UNWRITABLE.add(str(self.root))
             LOG.warning(
-                "Inside the Model: cannot write the cache at %s (%s); going on without caching",
+                "cannot write the cache at %s (%s); going on without caching",
                 self.root,
                 error.strerror or error,
             )

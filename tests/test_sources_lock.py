@@ -370,3 +370,13 @@ def test_a_top_level_entry_of_the_wrong_kind_is_named_with_its_fix(
     of tables, stops with the entry and the fix (it raised AttributeError or TypeError)."""
     error = load_error(tmp_path, "version = 1\n" + text)
     assert error.entry == entry and fix in error.fix, str(error)
+
+
+def test_an_entry_that_is_not_a_table_is_told_in_the_writers_own_terms(tmp_path: Path) -> None:
+    """`excerpts = [5]` in a writer's site told her to "see the format at the top of
+    sources/lock.toml", this project's file; the fix names the keys instead."""
+    path = write(tmp_path / "docs-lock.toml", "version = 1\nexcerpts = [5]\n")
+    with pytest.raises(InputError) as caught:
+        load_lock(path)
+    assert "sources/lock.toml" not in caught.value.fix and "itm pin" in caught.value.fix
+    assert "sha256" in caught.value.fix  # one of the keys an excerpt has

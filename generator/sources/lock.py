@@ -541,7 +541,11 @@ def _check_keys(
 ) -> dict[str, object]:
     """The table, when it is one with only `allowed` keys."""
     if not isinstance(table, dict):
-        raise fail(entry, "expected a table", "see the format at the top of sources/lock.toml")
+        raise fail(
+            entry,
+            "expected a table",
+            f"write it as a table with the keys {', '.join(allowed)} (as `itm pin` writes them)",
+        )
     unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise fail(
