@@ -371,17 +371,16 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         if not self.config.enabled:
             return html
         from generator.errors import InputError
-        from generator.pinned_excerpts.markdown import UNRENDERED, unrendered_block
+        from generator.pinned_excerpts.markdown import unrendered_block, unrendered_problem
 
-        excerpt_id = unrendered_block(html)  # this site quotes code with {{ code() }}: a block
-        if excerpt_id is not None:  # of the pinned-excerpts syntax would reach readers as text
+        left = unrendered_block(html)  # this site quotes code with {{ code() }}: a block of
+        if left is not None:  # the pinned-excerpts syntax would reach readers as text
             fix = (
                 "quote code with {{ code(...) }}, whose pins are in sources/lock.toml; to show the"
                 " syntax itself, put it in a code fence or inline code"
             )
-            error = InputError(
-                UNRENDERED[0], file=f"docs/{page.file.src_uri}", entry=excerpt_id, fix=fix
-            )
+            problem = unrendered_problem(left[0])[0]
+            error = InputError(problem, file=f"docs/{page.file.src_uri}", entry=left[1], fix=fix)
             raise PluginError(f"Inside the Model: {error}")
         if self.typesetter is None:
             from generator.render.katex import Typesetter

@@ -317,6 +317,13 @@ def left_as_text(site: ToySite) -> tuple[str, ...]:
     return ("docs/index.md", "'toy.helper'", "would be published as raw text", "code fence")
 
 
+def misspelt_block(site: ToySite) -> tuple[str, ...]:
+    """`/// Exerpt | ID` (and `/// Excerpt`, `/// Claim`) is no block: it was published as raw
+    text with exit 0, and a misspelt claim was never checked."""
+    break_page(site, "/// Exerpt | toy.helper\n///\n\n/// Claim | toy.helper\nWords.\n///\n")
+    return ("docs/index.md", "'toy.helper'", "`/// Exerpt` is no block", "write `/// excerpt | ID`")
+
+
 def lock_invalid(site: ToySite) -> tuple[str, ...]:
     site.lock.write_text(
         site.lock.read_text().replace('evidence_level = "upstream"', 'evidence_level = "sure"', 1)
@@ -417,6 +424,7 @@ def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
         never_closed,
         quote_closed_outside,
         left_as_text,
+        misspelt_block,
         lock_invalid,
         lock_unresolvable,
         clone_gone,

@@ -31,6 +31,7 @@ stylesheet in each page that shows one (no plugin adds the file).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Mapping
@@ -57,10 +58,12 @@ _START = re.compile(
 _FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<mark>`{3,}|~{3,})")
 # Where a page's HTML shows text as it was written: code, scripts, comments
 _VERBATIM = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
-# An excerpt block's opening line left as text: at a line's start, after tags, quote markers
+# A block's opening line left as text: at a line's start, after tags, quote markers
 _LEFT_AS_TEXT = re.compile(
-    rf"^(?:[ \t>]|&gt;|<[^>\n]*>)*/{{3,}}[ ]*{NAME}[ ]*(?:\|[ ]*(?P<id>[^<\n]*?))?[ ]*(?:<|$)", re.M
+    r"^(?:[ \t>]|&gt;|<[^>\n]*>)*/{3,}[ ]*(?P<name>[\w-]+)[ ]*(?:\|[ ]*(?P<id>[^<\n]*?))?[ ]*(?:<|$)",
+    re.M,
 )
+BLOCKS = (NAME, "claim")  # the blocks this package expands: a name close to one is a typo
 # A line's blockquote markers: "> x", "> > x", "    > x" (a blockquote in a list item)
 _QUOTE = re.compile(r"^[ ]*>(?:[ ]{0,4}>)*[ ]?")
 
@@ -234,13 +237,29 @@ UNRENDERED = (
 )
 
 
-def unrendered_block(html: str) -> str | None:
-    """The id (or the name) of an excerpt block left in a page's HTML as raw text, outside code,
-    or None: the last check that no block reaches a reader unrendered, whatever hid it."""
-    if NAME not in html:
+def unrendered_block(html: str) -> tuple[str, str] | None:
+    """(the name it was written with, its id or that name) of an excerpt or claim block left in
+    a page's HTML as raw text, outside code, or None: the last check that no block reaches a
+    reader unrendered, whatever hid it. A name close to one of BLOCKS (`/// Excerpt`, `/// exerpt`,
+    `/// Claim`) counts: such a typo was published as text, its claim never checked."""
+    if "///" not in html:
         return None
-    left = _LEFT_AS_TEXT.search(_VERBATIM.sub("", html))
-    return None if left is None else (left.group("id") or "").strip() or NAME
+    for left in _LEFT_AS_TEXT.finditer(_VERBATIM.sub("", html)):
+        name = left.group("name")
+        if name in BLOCKS or difflib.get_close_matches(name.lower(), BLOCKS, n=1, cutoff=0.7):
+            return name, (left.group("id") or "").strip() or name
+    return None
+
+
+def unrendered_problem(name: str) -> tuple[str, str]:
+    """The problem and the fix for a block `unrendered_block` found written as `name`."""
+    if name in BLOCKS:
+        return UNRENDERED
+    meant = difflib.get_close_matches(name.lower(), BLOCKS, n=1, cutoff=0.7)[0]
+    return (
+        f"`/// {name}` is no block, so it would be published as raw text",
+        f"write `/// {meant} | ID` (lower case, as the block is named)",
+    )
 
 
 class UnrenderedBlocks(Postprocessor):
@@ -251,9 +270,9 @@ class UnrenderedBlocks(Postprocessor):
         self.extension = extension
 
     def run(self, text: str) -> str:
-        excerpt_id = unrendered_block(text)
-        if excerpt_id is not None:
-            raise self.extension.error(excerpt_id, *UNRENDERED)
+        left = unrendered_block(text)
+        if left is not None:
+            raise self.extension.error(left[1], *unrendered_problem(left[0]))
         return text
 
 
