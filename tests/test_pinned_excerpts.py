@@ -324,6 +324,13 @@ def misspelt_block(site: ToySite) -> tuple[str, ...]:
     return ("docs/index.md", "'toy.helper'", "`/// Exerpt` is no block", "write `/// excerpt | ID`")
 
 
+def lines_twice(site: ToySite) -> tuple[str, ...]:
+    """YAML keeps the last of two keys without a word: a block with two `lines:` quoted other
+    lines than its writer read first."""
+    break_page(site, "/// excerpt | toy.helper\n    lines: 8\n    lines: 9\n///\n")
+    return ("docs/index.md", "'toy.helper'", "the option 'lines' is given twice", "each once")
+
+
 def lock_invalid(site: ToySite) -> tuple[str, ...]:
     site.lock.write_text(
         site.lock.read_text().replace('evidence_level = "upstream"', 'evidence_level = "sure"', 1)
@@ -425,6 +432,7 @@ def card_template_not_utf8(site: ToySite) -> tuple[str, ...]:
         quote_closed_outside,
         left_as_text,
         misspelt_block,
+        lines_twice,
         lock_invalid,
         lock_unresolvable,
         clone_gone,

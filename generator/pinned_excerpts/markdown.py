@@ -39,13 +39,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import yaml
 from markdown import Extension, Markdown
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 from mkdocs.exceptions import PluginError
 
 from generator.pinned_excerpts.excerpts import DEFAULT_LOCK, Render, load_excerpts
+from generator.sources.pageblocks import load_options
 
 NAME = "excerpt"  # the block's name: /// excerpt | ID
 OPTIONS = ("lines", "stale")  # stale: `itm bump` could not carry the lines (sources.selections)
@@ -210,12 +210,10 @@ class ExcerptBlocks(Preprocessor):
             )
         text = "\n".join(row[len(inner) :] for row in body if row is not None)
         try:
-            options = yaml.safe_load(text) if text.strip() else {}
-        except yaml.YAMLError as error:
+            options = load_options(text)
+        except ValueError as error:
             raise self.extension.error(
-                excerpt_id,
-                f"its options are not YAML ({str(error).splitlines()[0]})",
-                "write options as `    lines: 10-20`",
+                excerpt_id, str(error), "write options as `    lines: 10-20`, each once"
             ) from None
         if not isinstance(options, dict) or set(options) - set(OPTIONS):
             unknown = sorted(set(options) - set(OPTIONS)) if isinstance(options, dict) else []

@@ -26,6 +26,38 @@ _FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<mark>`{3,}|~{3,})")
 _QUOTE = re.compile(r"^[ ]*>(?:[ ]{0,4}>)*[ ]?")
 
 
+class _OptionsLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice: YAML keeps the last one without a word,
+    and a block with two `lines:` quoted other lines than its writer read first."""
+
+
+def _mapping_once(loader: _OptionsLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: list[Any] = []
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the option {key!r} is given twice", key_node.start_mark
+            )
+        seen.append(key)
+    return loader.construct_mapping(node)
+
+
+_OptionsLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_once)
+
+
+def load_options(text: str) -> Any:
+    """A block's options (its YAML, unindented): {} when blank. Raises ValueError with the problem
+    in words when they are not YAML or give a key twice."""
+    if not text.strip():
+        return {}
+    try:
+        return yaml.load(text, Loader=_OptionsLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ValueError(f"its options are not YAML ({problem})") from None
+
+
 class BlockError(Exception):
     """A malformed block: its id (or name), the problem and the fix."""
 
@@ -68,12 +100,12 @@ class PageBlock:
         count = self.option_rows(lines) if count is None else count
         text = "\n".join(row[len(self.inner) :] for row in self.rows(lines)[:count])
         try:
-            options = yaml.safe_load(text) if text.strip() else {}
-        except yaml.YAMLError as error:
+            options = load_options(text)
+        except ValueError as error:
             raise BlockError(
                 self.id or self.name,
-                f"its options are not YAML ({str(error).splitlines()[0]})",
-                "write options as `    key: value`, indented four spaces past the block",
+                str(error),
+                "write options as `    key: value`, each once, indented four spaces past the block",
             ) from None
         if not isinstance(options, dict):
             raise BlockError(
