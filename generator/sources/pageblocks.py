@@ -40,7 +40,8 @@ def _mapping_once(loader: _OptionsLoader, node: yaml.MappingNode) -> dict[Any, A
                 None, None, f"the option {key!r} is given twice", key_node.start_mark
             )
         seen.append(key)
-    return loader.construct_mapping(node)
+    mapping: dict[Any, Any] = loader.construct_mapping(node)
+    return mapping
 
 
 _OptionsLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_once)
