@@ -24,6 +24,7 @@ import filecmp
 import gzip
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -109,7 +110,15 @@ def env_for(cache: Path) -> dict[str, str]:
     return env
 
 
-def build(config: Path, site: Path, env: dict[str, str]) -> float:
+CPU: dict[
+    str, list[float]
+] = {}  # CPU seconds of each kind of build (user + system, its workers too)
+
+
+def build(config: Path, site: Path, env: dict[str, str], kind: str = "") -> float:
+    """Wall seconds of one build; its CPU seconds go to CPU[kind] (the build process and every
+    worker it waited for: a ratio of wall times from a loaded machine says little)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(
         [str(BIN / "mkdocs"), "build", "-q", "-f", str(config), "-d", str(site)],
@@ -119,7 +128,11 @@ def build(config: Path, site: Path, env: dict[str, str]) -> float:
     )
     if result.returncode:
         raise SystemExit(f"mkdocs build -f {config} failed:\n{result.stderr}")
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.setdefault(kind, []).append(cpu)
+    return wall
 
 
 def project_plugins() -> set[str]:
@@ -322,10 +335,11 @@ def main() -> None:
         cold_runs = 0 if args.skip_cold else args.cold_repeat
         for i in range(max(args.repeat, cold_runs)):
             if i < cold_runs:
-                colds.append(build(config, tmp / f"cold{i}", env_for(tmp / f"cold-cache{i}")))
-            floor.append(build(floor_cfg, tmp / f"floor{i}", env))
+                cache_i = env_for(tmp / f"cold-cache{i}")
+                colds.append(build(config, tmp / f"cold{i}", cache_i, "cold"))
+            floor.append(build(floor_cfg, tmp / f"floor{i}", env, "floor"))
             if i < args.repeat:
-                warm.append(build(config, tmp / f"warm{i}", env))
+                warm.append(build(config, tmp / f"warm{i}", env, "warm"))
         if colds:
             cold = statistics.median(colds)
             spread = f"{min(colds):.2f}–{max(colds):.2f}"
@@ -346,6 +360,15 @@ def main() -> None:
         if colds:
             rows.append(("cold / floor", f"{cold / floor_median:.2f}×"))
         rows.append(("warm / floor", f"{warm_median / floor_median:.2f}×"))
+        cpu = {kind: statistics.median(seconds) for kind, seconds in CPU.items()}
+        for kind in ("cold", "warm"):
+            if kind in cpu:
+                rows.append(
+                    (
+                        f"{kind} / floor in CPU seconds (median of each)",
+                        f"{cpu[kind] / cpu['floor']:.2f}× ({cpu[kind]:.1f} s / {cpu['floor']:.1f} s)",
+                    )
+                )
         same, differ = compare(tmp / "warm0", tmp / "floor0")
         rows.append(
             ("floor output byte-identical to the site", f"{same} files; {len(differ)} differ")
