@@ -57,12 +57,17 @@ layers = [
 x = rng.standard_normal((T, d), dtype=np.float32)
 kinds = {kinds!r}
 runs = {{}}
-if "numpy" in kinds:
-    from generator.models.experts import mixtral_moe
+if "numpy" in kinds:  # the one decoder's MoE layer, read from a Mixtral spec of this shape
+    import dataclasses
+    from generator.models import get_family
+    from generator.models.decoder import moe
+    mixtral = get_family("mixtral").sizes["mixtral-8x7b"]
+    spec = dataclasses.replace(mixtral.experts, n_experts=E, top_k=k, d_expert=I)
+    cfg = dataclasses.replace(mixtral, d_model=d, experts=spec)
     def run_numpy():
         h = x
         for w in layers:
-            h = mixtral_moe(h, w, top_k=k)
+            h = moe(h, w, cfg)
         return h
     runs["numpy"] = run_numpy
 torch_kinds = [kind for kind in kinds if kind.startswith("torch:")]
