@@ -195,6 +195,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
         self.typesetter: Any = None  # generator.render.katex.Typesetter, from the first page
         self.drawings: dict[str, list[str]] = {}  # page -> its formulas' drawings, set aside
         self.family_sections: dict[str, str] = {}  # a second family's page address -> its section
+        self.code: str | None = None  # digests.code_fingerprint(), from this build's first page
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
@@ -216,6 +217,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
         self.build = None
         self.late, self.typesetting, self.family_sections = {}, [], {}
+        self.code = None
         try:
             options = {**self.config, "custom_dir": config.theme.custom_dir}
             self.settings = Settings.load(root, options)
@@ -388,13 +390,11 @@ class ItmPlugin(BasePlugin[ItmConfig]):
 
             katex_js = self.build.files().katex_js
             self.typesetter = Typesetter(katex_js, Store(self.settings.cache_dir))
-        from generator.render.page_html import for_readers, link_terms
-
         depth = page.meta.get("toc_depth")  # e.g. the Sources page lists its repositories only
         if isinstance(depth, int) and page.toc is not None:
             _prune_toc(page.toc, depth)
 
-        readable = link_terms(for_readers(html), self._terms(page, files))
+        readable = self._readable(html, page, files)
         typeset = self.typesetter.page_later(readable, page=f"docs/{page.file.src_uri}")
         if typeset.done():
             try:
@@ -403,6 +403,33 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 raise PluginError(f"Inside the Model: {error}") from None
             return done
         self.typesetting.append((page, typeset))
+        return readable
+
+    def _readable(self, html: str, page: Page, files: Files) -> str:
+        """The page's HTML for keyboard and search readers, its terms linked at first use: from
+        the store when the same code made it from the same HTML at the same address, its terms
+        at the same addresses (a warm build spent a sixth of its own time here; a tampered entry
+        is discarded by the store, which checks every entry it reads)."""
+        from generator.digests import code_fingerprint
+        from generator.render.page_html import for_readers, link_terms
+        from generator.store import key_of
+
+        if self.code is None:  # once a build: the generator's files hashed
+            self.code = code_fingerprint()
+        terms = self._terms(page, files)
+        store = self.typesetter.store
+        hrefs = [href for _, href in terms]
+        key = key_of("readable-page", self.code, page.file.url, hrefs, html)
+        cached = store.get_entry("readable_page", key) if store is not None else None
+        if cached is not None:
+            try:
+                text: str = cached.decode("utf-8")
+                return text
+            except UnicodeDecodeError:
+                store.discard(store.entry_path("readable_page", key), "it is not UTF-8")
+        readable = link_terms(for_readers(html), terms)
+        if store is not None:
+            store.put_entry("readable_page", key, readable.encode("utf-8"))
         return readable
 
     @staticmethod

@@ -61,7 +61,7 @@ KEY_BYTES = 32
 BUILDS_KEPT = 10  # prune what none of the last this many builds used
 BUILDS_FILE = "builds.json"  # the start times of the last BUILDS_KEPT builds
 PRUNED_KINDS = ("memo_files", "memo_page", "figure", "katex", "katex_formula", "jinja",
-                "sha256_memo")  # fmt: skip
+                "sha256_memo", "readable_page")  # fmt: skip
 BLOBS = "sha256"  # the folder of blobs, named by their own sha256
 MAX_HEADER_BYTES = 1024  # an entry's header line: about 330 bytes
 MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest seen here)
@@ -69,6 +69,7 @@ MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest s
     "excerpts": 16 << 20,  # lines of one pinned file, at most resolve.LARGEST_SOURCE (4 KB)
     "figure": 16 << 20,  # one SVG (27 KB)
     "katex": 16 << 20,  # a page's typeset math (230 KB)
+    "readable_page": 16 << 20,  # a page's HTML made readable, before its math (230 KB)
     "katex_formula": 1 << 20,  # one typeset formula (18 KB)
     "jinja": 16 << 20,  # a compiled template (16 KB)
     "memo_files": 16 << 20,  # the index of a build's generated files (16 KB)

@@ -123,6 +123,7 @@ TAMPER = {
     "figure-garbage": ("figure", lambda files: [_garbage(f) for f in files]),
     "figures-swapped": ("figure", _rotate),
     "typeset-garbage": ("katex", lambda files: [_garbage(f) for f in files]),
+    "readable-garbage": ("readable_page", lambda files: [_garbage(f) for f in files]),
     "excerpt-edited": ("excerpts", lambda files: [_edit_payload(f) for f in files]),
     "blob-truncated": (
         "sha256",
@@ -139,7 +140,7 @@ TAMPER = {
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
     "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
-    "garbage": ("figure-garbage",),
+    "garbage": ("figure-garbage", "readable-garbage"),
     "huge": ("figures-huge", "typeset-huge", "templates-huge", "excerpts-huge", "blobs-huge"),
 }
 
