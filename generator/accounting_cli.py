@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     unchecked = check_sizes(cfg, Path(args.root))
     print(tables_text(cfg, n_ctx, args.component, args.format))
     if unchecked:
-        print(f"itm numbers: {cfg.name}'s size not checked against its pinned lines: {unchecked}",
+        print(f"itm numbers: {cfg.name}'s size is not checked against its pinned lines: {unchecked}",
               file=sys.stderr)  # fmt: skip
     return 0
 
@@ -90,7 +90,7 @@ def check_sizes(cfg: ModelConfig, root: Path) -> str | None:
     lock = load_lock(root / LOCK_FILE, root=root)
     try:
         excerpts = resolve_excerpts(lock, settings, offline=True)
-    except InputError as error:
-        return f"{error.problem} (a build fetches them: `make site`)"
+    except InputError:
+        return "they are not in the cache (a build fetches them: make site)"
     family.check_pinned({i: e.text for i, e in excerpts.items()}, file=LOCK_FILE)
     return None

@@ -124,7 +124,7 @@ FRONTIER_SYMBOLS: dict[str, Symbol] = {
     "E": Symbol(
         "E",
         "E",
-        "routed experts per MoE layer (num_local_experts, num_experts, n_routed_experts)",
+        "the number of routed experts in each MoE layer (num_local_experts)",
         _moe(lambda moe, c: moe.n_experts),
     ),
     "K": Symbol(
@@ -154,7 +154,7 @@ FRONTIER_SYMBOLS: dict[str, Symbol] = {
     "W_r": Symbol(
         "W_r",
         r"W_r,\ b_r",
-        "gpt-oss's router weight and bias (mlp.router)",
+        "gpt-oss's router: its weight matrix and its bias (mlp.router)",
         _moe(
             lambda moe, c: f"{_shape(moe.n_experts, c.d_model)}, {_shape(moe.n_experts)}",
             "topk-softmax",
