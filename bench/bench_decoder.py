@@ -21,17 +21,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from report import TIME_ONE_RUN  # bench/report.py (run from bench/)
+
 ROOT = Path(__file__).resolve().parent.parent
 
-RUN = """
-import ctypes, dataclasses, json, time
+RUN = (
+    """
+import dataclasses
 import numpy as np
 from generator.models import get_family
-
-def rss(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024  # kB -> MB
 
 shape = dict(n_layer=2, d_model=2048, n_head=16, n_kv_head=4, d_mlp=5632, sliding_window=256)
 cfg = dataclasses.replace(get_family("llama").sizes["mistral-7b-v0.1"], **shape)
@@ -45,21 +43,9 @@ except ImportError:  # before: the Llama family's own engine
     from generator.models.llama.weights import random_weights
     run = lambda: llama_forward(weights, cfg, ids, np.float32)
 weights = random_weights(cfg, seed=0, dtype=np.float32)
-ctypes.CDLL("libc.so.6").malloc_trim(0)
-open("/proc/self/clear_refs", "w").write("5")  # reset the high-water mark (VmHWM)
-before = rss("VmRSS")
-start = time.perf_counter()
-logits = run()
-seconds = time.perf_counter() - start
-peak_mb = rss("VmHWM") - before
-later = []
-for _ in range({again}):
-    start = time.perf_counter()
-    run()
-    later.append(time.perf_counter() - start)
-print(json.dumps({{"seconds": seconds, "later": later, "peak_mb": peak_mb,
-                   "check": [float(v) for v in logits[-1, :4]]}}))
 """
+    + TIME_ONE_RUN
+)
 
 
 def one_run(root: Path, tokens: int, again: int) -> dict:

@@ -32,22 +32,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from report import print_table, timed  # bench/report.py (scripts run from bench/)
+from report import TIME_ONE_RUN, print_table, timed  # bench/report.py (run from bench/)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # One forward in a fresh process: {"seconds", "peak_mb" (above the memory held before), "check"}.
-RUN = """
-import json, sys, time
+RUN = (
+    """
+import sys
 import numpy as np
 from generator.config import CONFIGS
 from generator.engine import random_weights
-
-def rss(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024  # kB -> MB
 
 cfg = CONFIGS["gpt2"]
 which, T = {which!r}, {tokens}
@@ -65,22 +61,9 @@ else:
     from generator.engine import forward
     def run():
         return forward(weights, cfg, ids, dtype=np.float32, keep=which.split(":")[1]).logits
-import ctypes
-ctypes.CDLL("libc.so.6").malloc_trim(0)  # hand freed heap back, so "before" is what is live
-open("/proc/self/clear_refs", "w").write("5")  # reset the high-water mark (VmHWM)
-before = rss("VmRSS")
-start = time.perf_counter()
-logits = run()
-seconds = time.perf_counter() - start
-peak_mb = rss("VmHWM") - before
-later = []  # the same forward again in this process: what a caller running several sees
-for _ in range({again}):
-    start = time.perf_counter()
-    run()
-    later.append(time.perf_counter() - start)
-print(json.dumps({{"seconds": seconds, "peak_mb": peak_mb, "later": later,
-                   "check": [float(v) for v in logits[-1, :4]]}}))
 """
+    + TIME_ONE_RUN
+)
 
 
 def one_run(which: str, tokens: int, again: int, root: Path = ROOT) -> dict:
