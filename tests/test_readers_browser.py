@@ -35,6 +35,20 @@ def test_search_works_with_only_the_files_the_site_ships(browser, site_url: str)
     page.context.close()
 
 
+def test_search_loads_only_when_the_reader_reaches_for_it(browser, site_url: str) -> None:
+    """A first visit fetches neither the search index (the largest file of a visit) nor the
+    search worker; "/" then typing at once finds pages, once they have loaded."""
+    page, record = open_page(browser, site_url + "components/attention/")
+    page.wait_for_load_state("networkidle")
+    searched = [u for u in record["requests"] if "/search/" in u or "/workers/search." in u]
+    assert searched == []
+    hits = search(page, "LayerNorm")
+    assert any("components/layernorm/" in h for h in hits), hits
+    assert any(u.endswith("/search/search_index.json") for u in record["requests"])
+    assert record["errors"] == []
+    page.context.close()
+
+
 def test_math_is_typeset_in_the_html_and_no_math_script_runs(browser, site_url: str) -> None:
     """With JavaScript off the attention page shows KaTeX's output, not TeX; with it on, no
     KaTeX script is requested, and hovering a formula symbol still lights its diagram box."""
