@@ -67,7 +67,7 @@ lint: $(BIN)/.test-deps
 # in a temporary folder of its own; the browser half's output follows the rest's. PYTEST_ADDOPTS
 # reaches both: a half it leaves without tests exits 5, which passes unless both do. An
 # interrupt (Ctrl-C) or a TERM is passed on to both halves by the trap, which then removes the
-# folder.
+# folder. --durations lists each half's slowest tests at its end: where CI's minutes go.
 # A shell starts background commands with SIGINT ignored, and Python keeps an ignored SIGINT
 # ignored, down to every build a test starts (the tests that interrupt a build need it): each
 # half starts with SIGINT's default restored.
@@ -76,9 +76,9 @@ SIGINT_DEFAULT := $(BIN)/python -c "import os, signal, sys; signal.signal(signal
 test: $(BIN)/.test-deps chromium lint
 	@base=$$(mktemp -d); browser_pid=; rest_pid=; \
 	trap 'kill $$browser_pid $$rest_pid 2>/dev/null; wait; rm -rf "$$base"; exit 130' INT TERM; \
-	$(SIGINT_DEFAULT) $(BIN)/pytest -m browser -p no:cacheprovider --basetemp=$$base/browser \
+	$(SIGINT_DEFAULT) $(BIN)/pytest -m browser --durations=15 -p no:cacheprovider --basetemp=$$base/browser \
 	    >$$base/browser.log 2>&1 & browser_pid=$$!; \
-	$(SIGINT_DEFAULT) $(BIN)/pytest -m "not browser" --basetemp=$$base/rest & rest_pid=$$!; \
+	$(SIGINT_DEFAULT) $(BIN)/pytest -m "not browser" --durations=25 --basetemp=$$base/rest & rest_pid=$$!; \
 	wait $$rest_pid; rest=$$?; wait $$browser_pid; browser=$$?; trap - INT TERM; \
 	echo "==================== the browser tests, run beside the rest ===================="; \
 	cat $$base/browser.log; rm -rf "$$base"; \

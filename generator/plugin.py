@@ -494,6 +494,10 @@ class ItmPlugin(BasePlugin[ItmConfig]):
             index.write_text(
                 json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
             )
+        from generator.render.katex_fonts import subset_site_fonts
+        from generator.store import Store
+
+        subset_site_fonts(Path(config.site_dir), Store(self.settings.cache_dir))
         self.built = True  # every page is written; the strict check comes next
 
     on_post_build = CombinedEvent(_figures_into_site, _finish_build)

@@ -61,7 +61,7 @@ KEY_BYTES = 32
 BUILDS_KEPT = 10  # prune what none of the last this many builds used
 BUILDS_FILE = "builds.json"  # the start times of the last BUILDS_KEPT builds
 PRUNED_KINDS = ("memo_files", "memo_page", "figure", "katex", "katex_formula", "jinja",
-                "sha256_memo", "readable_page")  # fmt: skip
+                "sha256_memo", "readable_page", "font")  # fmt: skip
 BLOBS = "sha256"  # the folder of blobs, named by their own sha256
 MAX_HEADER_BYTES = 1024  # an entry's header line: about 330 bytes
 MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest seen here)
@@ -71,6 +71,7 @@ MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest s
     "katex": 16 << 20,  # a page's typeset math (230 KB)
     "readable_page": 16 << 20,  # a page's HTML made readable, before its math (230 KB)
     "katex_formula": 1 << 20,  # one typeset formula (18 KB)
+    "font": 1 << 20,  # a KaTeX font cut to the site's characters (10 KB)
     "jinja": 16 << 20,  # a compiled template (16 KB)
     "memo_files": 16 << 20,  # the index of a build's generated files (16 KB)
     "memo_page": 1 << 20,  # a filled page's blob and description (0.6 KB)

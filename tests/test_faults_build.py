@@ -124,6 +124,7 @@ TAMPER = {
     "figures-swapped": ("figure", _rotate),
     "typeset-garbage": ("katex", lambda files: [_garbage(f) for f in files]),
     "readable-garbage": ("readable_page", lambda files: [_garbage(f) for f in files]),
+    "font-garbage": ("font", lambda files: [_garbage(f) for f in files]),
     "excerpt-edited": ("excerpts", lambda files: [_edit_payload(f) for f in files]),
     "blob-truncated": (
         "sha256",
@@ -135,13 +136,21 @@ TAMPER = {
     "templates-huge": ("jinja", _huge),
     "excerpts-huge": ("excerpts", _huge),
     "blobs-huge": ("sha256", _huge),
+    "fonts-huge": ("font", _huge),
 }
 # Damage in different folders, several kinds per build (a build each would be slow for CI).
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
     "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
-    "garbage": ("figure-garbage", "readable-garbage"),
-    "huge": ("figures-huge", "typeset-huge", "templates-huge", "excerpts-huge", "blobs-huge"),
+    "garbage": ("figure-garbage", "readable-garbage", "font-garbage"),
+    "huge": (
+        "figures-huge",
+        "typeset-huge",
+        "templates-huge",
+        "excerpts-huge",
+        "blobs-huge",
+        "fonts-huge",
+    ),
 }
 
 

@@ -1,0 +1,86 @@
+"""KaTeX's fonts cut down to the characters the site's formulas draw.
+
+The math is typeset during the build, so every glyph a formula shows is in the built pages'
+`.katex-html` spans, and no script typesets more later. A math page's first visit loaded about
+55 KiB of KaTeX fonts (KaTeX_Main-Regular alone 26 KiB) for the 74 characters the site's
+formulas use; cut to those characters they weigh about 28 KiB. fontTools' subsetter does the
+cutting (woff2 through brotli); this module only gathers the characters and keeps the result
+in the store, keyed by the font's bytes and the characters, so a warm build cuts nothing.
+
+The expanded tree (generator/expand.py) typesets in the browser and keeps the whole fonts.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+from html import unescape
+from pathlib import Path
+
+from generator.store import Store, key_of, read_regular, sha256_hex
+
+FONTS = "assets/katex/fonts"
+MAX_FONT_BYTES = 1 << 20  # KaTeX's largest woff2 is 29 KB
+MAX_PAGE_BYTES = 64 << 20  # a built page (the largest here: 270 KB)
+DRAWING = re.compile(r'<span class="katex-html"[^>]*>')
+SPAN = re.compile(r"<span\b|</span>")
+TAG = re.compile(r"<[^>]*>")
+
+
+def drawn_characters(html: str) -> set[str]:
+    """Every character inside the page's KaTeX drawings (each `.katex-html` span, whole)."""
+    found: set[str] = set()
+    for start in DRAWING.finditer(html):
+        depth, end = 1, len(html)
+        for tag in SPAN.finditer(html, start.end()):
+            depth += 1 if tag[0] == "<span" else -1
+            if depth == 0:
+                end = tag.start()
+                break
+        found |= set(unescape(TAG.sub("", html[start.end() : end])))
+    return found
+
+
+def subset_font(font: bytes, characters: Iterable[str]) -> bytes:
+    """`font` (woff2) with only the glyphs of `characters` (and .notdef), as woff2."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.name_IDs = ["*"]
+    options.notdef_outline = True
+    cut = TTFont(io.BytesIO(font), recalcTimestamp=False)  # the same bytes on any day
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(ord(c) for c in characters))
+    subsetter.subset(cut)
+    out = io.BytesIO()
+    cut.flavor = "woff2"
+    cut.save(out)
+    return out.getvalue()
+
+
+def subset_site_fonts(site: Path, store: Store | None) -> None:
+    """Cut every KaTeX font under site/assets/katex/fonts/ to what site's pages draw."""
+    from fontTools import version
+
+    subsetter = f"fontTools {version}, woff2, all layout features, names kept"
+    fonts = sorted((site / FONTS).glob("*.woff2"))
+    if not fonts:
+        return
+    characters: set[str] = set()
+    for page in sorted(site.rglob("*.html")):
+        html = read_regular(page, MAX_PAGE_BYTES).decode("utf-8")
+        characters |= drawn_characters(html)
+    drawn = "".join(sorted(characters))
+    for path in fonts:
+        font = read_regular(path, MAX_FONT_BYTES)
+        key = key_of("katex-font-subset", subsetter, sha256_hex(font), drawn)
+        cut = store.get_entry("font", key) if store is not None else None
+        if cut is None:
+            cut = subset_font(font, characters)
+            if store is not None:
+                store.put_entry("font", key, cut)
+        path.write_bytes(cut)
