@@ -243,7 +243,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         if not self.config.enabled:
             return files
-        from generator.assets import unread_theme_files
+        from generator.assets import MINIFIED, minified, unread_theme_files
         from generator.checked_io import check_input, read_text_input
         from generator.errors import InputError
 
@@ -255,6 +255,12 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 if file.abs_src_path and file.is_documentation_page():  # decoded as UTF-8
                     fix = "save the page as UTF-8, then build again"
                     read_text_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
+                elif file.abs_src_path and not file.generated_by and file.url.endswith(MINIFIED):
+                    fix = "save it as UTF-8, then build again"
+                    text = read_text_input(
+                        Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix
+                    )
+                    file.content_string = minified(text, file.url)
             _check_theme_files(config.theme.custom_dir)
             made = self.build.files()
         except InputError as error:
