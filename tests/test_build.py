@@ -29,6 +29,17 @@ def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path:
     assert differing == []
 
 
+def test_the_sites_own_scripts_and_stylesheets_ship_minified(built_site: Path) -> None:
+    """Every script and stylesheet of docs/ is served without its comments, smaller (the browser
+    tests prove the walkthrough and the pages still run on them)."""
+    own = sorted((ROOT / "docs" / "assets").glob("*.[jc]s*"))
+    assert {p.suffix for p in own} == {".js", ".css"}
+    for source in own:
+        served = (built_site / "assets" / source.name).read_text(encoding="utf-8")
+        assert "/*" in source.read_text(encoding="utf-8")
+        assert "/*" not in served and len(served) < 0.85 * source.stat().st_size, source.name
+
+
 def project_copy(tmp_path: Path) -> Path:
     """The project's build inputs in a scratch directory (so a test can break one)."""
     copy = tmp_path / "project"

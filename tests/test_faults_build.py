@@ -412,6 +412,7 @@ def test_a_page_that_is_not_utf8_stops_the_build_clearly(tmp_path: Path) -> None
         "main.html a FIFO",
         "main.html binary",
         "site.js missing",
+        "site.js binary",
     ],
 )
 def test_a_lost_theme_template_or_site_script_stops_the_build(tmp_path: Path, kind: str) -> None:
@@ -428,10 +429,11 @@ def test_a_lost_theme_template_or_site_script_stops_the_build(tmp_path: Path, ki
         "main.html a FIFO": lambda: (main.unlink(), os.mkfifo(main)),
         "main.html binary": lambda: main.write_bytes(b"{% extends 'base.html' %}\xff"),
         "site.js missing": lambda: (project / "docs" / "assets" / "site.js").unlink(),
+        "site.js binary": lambda: (project / "docs" / "assets" / "site.js").write_bytes(b"\xff"),
     }[kind]()
     result = mkdocs_build(tmp_path / "site", config_dir=project)
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
-    named = "site.js" if kind == "site.js missing" else "main.html"
+    named = "site.js" if kind.startswith("site.js") else "main.html"
     assert named in result.stderr, result.stderr
     assert not (tmp_path / "site").exists()
 
