@@ -3,6 +3,7 @@ the fix (generator/models/family_file.py), never a traceback or a family built h
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from generator.errors import InputError
 from generator.models import FAMILIES, FOLDERS
 from generator.models.family import Family
 from generator.models.family_file import FAMILY_FILE, MAX_BYTES
+from generator.models.llama.changes import CHANGES, CHANGES_FILE, read_changes
 
 MODELS = Path(__file__).resolve().parent.parent / "generator" / "models"
 Edit = Callable[[dict[str, Any]], object]
@@ -48,7 +50,8 @@ def test_each_shipped_file_makes_its_family_again(tmp_path: Path) -> None:
     """A copy read on its own is the family the package registered (the shared reader)."""
     for folder in FOLDERS:
         family = load(tmp_path / folder, folder, lambda data: None)
-        assert family == FAMILIES[family.name]
+        assert family.file == str(tmp_path / folder / folder / FAMILY_FILE)
+        assert dataclasses.replace(family, file=FAMILIES[family.name].file) == FAMILIES[family.name]
 
 
 def _set(path: str, value: object) -> Edit:
@@ -130,3 +133,23 @@ def test_bad_toml_a_huge_or_odd_file_is_one_line(tmp_path: Path) -> None:
     assert "FIFO" in error.problem
     error = _write(tmp_path / "d", lambda path: path.write_bytes(b"name = '\xff'"))
     assert "not UTF-8" in error.problem
+
+
+def test_a_change_cites_papers_papers_py_has(tmp_path: Path) -> None:
+    """llama/changes.toml names its papers; a name papers.py lacks, or an unknown key, is refused
+    naming the entry."""
+    data = tomllib.loads(CHANGES_FILE.read_text("utf-8"))
+    assert read_changes(CHANGES_FILE) == CHANGES
+    data["changes"][1]["papers"][0] = "ROPES"
+    path = tmp_path / "changes.toml"
+    path.write_text(tomli_w.dumps(data), "utf-8")
+    with pytest.raises(InputError) as caught:
+        read_changes(path)
+    assert (caught.value.entry, caught.value.file) == ("changes[1].papers[0]", str(path))
+    assert "ROPE" in (caught.value.fix or "")
+    data["changes"][1]["papers"][0] = "ROPE"
+    data["changes"][2]["cites"] = ["ROPE"]
+    path.write_text(tomli_w.dumps(data), "utf-8")
+    with pytest.raises(InputError) as caught:
+        read_changes(path)
+    assert caught.value.entry == "changes[2]" and "unknown field `cites`" in caught.value.problem

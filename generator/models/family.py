@@ -46,6 +46,7 @@ class Family:
     no_params: Mapping[str, str] = field(default_factory=dict)
     # checks its sizes against pinned code: (excerpt id -> verified text, lock file) -> None
     check_pinned: Callable[..., None] | None = None
+    file: str = ""  # the family.toml it was read from, as errors name it
 
     def __post_init__(self) -> None:
         for name, cfg in self.sizes.items():
@@ -85,6 +86,7 @@ class Family:
                 map=data.map,
                 no_params=data.no_params,
                 check_pinned=None if table is None else table.check_pinned,
+                file=str(path),
             )
         except ValueError as error:  # the cross checks of __post_init__
             raise InputError(str(error), file=str(path), fix=FIX) from None
