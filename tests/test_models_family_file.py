@@ -153,3 +153,10 @@ def test_a_change_cites_papers_papers_py_has(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_changes(path)
     assert caught.value.entry == "changes[2]" and "unknown field `cites`" in caught.value.problem
+
+
+def test_a_component_comes_once(tmp_path: Path) -> None:
+    def twice(data: dict[str, Any]) -> None:
+        data["order"].insert(1, "wte")
+
+    assert "['wte'] appear twice" in refusal(tmp_path, "mixtral", twice).problem

@@ -52,6 +52,9 @@ class Family:
         for name, cfg in self.sizes.items():
             if (cfg.name, cfg.family) != (name, self.name):
                 raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
+        repeated = sorted({key for key in self.components if self.components.count(key) > 1})
+        if repeated:
+            raise ValueError(f"family {self.name!r}: components {repeated} appear twice")
         boxed = [box.key for box in self.map.boxes]
         unknown = [key for key in boxed if key not in self.components]
         if unknown:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import msgspec
 
@@ -100,35 +100,28 @@ def registry(
 def _check_order(
     data: FamilyFile, own: Mapping[str, Component], theirs: Mapping[str, Component], path: Path
 ) -> None:
-    """An InputError unless `order` names each of its own components once, and otherwise only
-    components of the family it borrows from, each once; borrowed_roles only borrowed ones."""
-    problems: list[tuple[str, str, str]] = [  # (entry, problem, fix)
-        (
-            f"order[{index}]",
-            f"{key!r} is neither a component of this file nor of {data.borrow}",
-            f"add a [[components]] entry with key = {key!r}, or remove it",
-        )
-        for index, key in enumerate(data.order)
-        if key not in own and key not in theirs
-    ]
-    problems += [
-        ("order", f"names {key!r} twice", "list each component once")
-        for key in sorted({k for k in data.order if data.order.count(k) > 1})
-    ]
-    problems += [
-        ("order", f"lacks {key!r}, one of its [[components]]", f"add {key!r} where it runs")
-        for key in own
-        if key not in data.order
-    ]
-    problems += [
-        (
-            f"borrowed_roles.{key}",
-            f"{key!r} is not a component it borrows",
-            "give a role to a key of order that has no [[components]] entry here",
-        )
-        for key in data.borrowed_roles
-        if key in own or key not in data.order
-    ]
-    if problems:
-        entry, problem, fix = problems[0]
-        raise InputError(problem, file=str(path), entry=entry, fix=fix)
+    """An InputError unless `order` names each of its own components, and otherwise only the
+    borrowed family's; borrowed_roles only borrowed ones. (Family checks that no key repeats.)"""
+    for index, key in enumerate(data.order):
+        if key not in own and key not in theirs:
+            _refuse(
+                path,
+                f"order[{index}]",
+                f"{key!r} is neither a component of this file nor of {data.borrow}",
+                f"add a [[components]] entry with key = {key!r}, or remove it",
+            )
+    for key in own:
+        if key not in data.order:
+            _refuse(path, "order", f"lacks {key!r}, one of its [[components]]", "add it")
+    for key in data.borrowed_roles:
+        if key in own or key not in data.order:
+            _refuse(
+                path,
+                f"borrowed_roles.{key}",
+                f"{key!r} is not a component it borrows",
+                "give roles to keys of order that have no [[components]] entry here",
+            )
+
+
+def _refuse(path: Path, entry: str, problem: str, fix: str) -> NoReturn:
+    raise InputError(problem, file=str(path), entry=entry, fix=fix)
