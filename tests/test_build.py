@@ -231,7 +231,7 @@ def test_serve_regenerates_when_the_generator_changes(tmp_path: Path) -> None:
 
     try:
         wait_for(lambda: "Transforms each token on its own" in page(), "the first build")
-        registry = project / "generator" / "models" / "gpt2" / "components.py"
+        registry = project / "generator" / "models" / "gpt2" / "family.toml"
         registry.write_text(
             registry.read_text().replace("Transforms each token", "Transforms every token")
         )

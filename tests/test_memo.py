@@ -62,7 +62,7 @@ def test_the_fingerprint_changes_with_every_input_and_only_with_them(
 
     template = root / "generator" / "templates" / "callsite.html"
     assert changes_it(template, template.read_text() + "<!-- edited -->")
-    code = root / "generator" / "models" / "gpt2" / "components.py"
+    code = root / "generator" / "models" / "gpt2" / "family.toml"  # data the pages are made of
     assert changes_it(code, code.read_text().replace("Transforms each", "Transforms every"))
     lock = root / "sources" / "lock.toml"
     assert changes_it(lock, lock.read_text() + "\n# a comment\n")
@@ -279,7 +279,7 @@ def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_
     def page(site: str, path: str) -> str:
         return (tmp_path / site / path / "index.html").read_text(encoding="utf-8")
 
-    registry = project / "generator" / "models" / "gpt2" / "components.py"
+    registry = project / "generator" / "models" / "gpt2" / "family.toml"
     registry.write_text(registry.read_text().replace("Transforms each", "Transforms every"))
     assert "Transforms each token" in page("warm", "components/mlp")
     assert mkdocs_build(tmp_path / "code", config_dir=project).returncode == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -21,7 +22,7 @@ from generator import accounting  # noqa: E402
 from generator.config import CONFIGS  # noqa: E402
 from generator.engine.model import forward as traced_forward  # noqa: E402
 from generator.errors import InputError  # noqa: E402
-from generator.models import FAMILIES, llama  # noqa: E402
+from generator.models import FAMILIES  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
 from generator.models.decoder import decode_step, forward  # noqa: E402
 from generator.models.family import Family  # noqa: E402
@@ -70,7 +71,7 @@ QWEN_NAMES = TensorNames(
     norm2="post_attention_layernorm",
     final_norm="model.norm",
 )
-QWEN_WORDS = dataclasses.replace(llama.FAMILY.words, layers=("layers", "Qwen2 layers"))
+QWEN_WORDS = msgspec.structs.replace(FAMILIES["llama"].words, layers=("layers", "Qwen2 layers"))
 
 
 def qwen(name: str, **fields) -> ModelConfig:
@@ -99,7 +100,7 @@ SIZES = {
 @pytest.fixture
 def qwenish(monkeypatch: pytest.MonkeyPatch) -> Family:
     family = dataclasses.replace(
-        llama.FAMILY, name="qwenish", label="Qwen-ish", sizes=SIZES, words=QWEN_WORDS
+        FAMILIES["llama"], name="qwenish", label="Qwen-ish", sizes=SIZES, words=QWEN_WORDS
     )
     monkeypatch.setitem(FAMILIES, "qwenish", family)
     return family

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
 import pytest
 
 from generator import accounting
-from generator.models import FAMILIES, llama
+from generator.models import FAMILIES
 from generator.models.map import Box, MapLayout
 from generator.render.diagram import architecture_map
 
@@ -20,15 +21,15 @@ def third(monkeypatch: pytest.MonkeyPatch):
     """Llama's folder under another name, with a map of its own words."""
     sizes = {
         f"third-{name}": dataclasses.replace(cfg, name=f"third-{name}", family="third")
-        for name, cfg in llama.FAMILY.sizes.items()
+        for name, cfg in FAMILIES["llama"].sizes.items()
     }
     family = dataclasses.replace(
-        llama.FAMILY,
+        FAMILIES["llama"],
         name="third",
         label="Third",
         sizes=sizes,
-        map=dataclasses.replace(
-            llama.FAMILY.map,
+        map=msgspec.structs.replace(
+            FAMILIES["llama"].map,
             name="Third architecture: {n_layer} stages",
             block_label="Stage",
             caption="A third family's stage",
@@ -49,16 +50,16 @@ def test_a_registered_family_draws_its_own_map(third) -> None:
 
 def test_a_registered_family_counts_like_its_folder_says(third) -> None:
     for name, cfg in third.sizes.items():
-        original = llama.FAMILY.sizes[name.removeprefix("third-")]
+        original = FAMILIES["llama"].sizes[name.removeprefix("third-")]
         assert accounting.params_total(cfg, "model") == accounting.params_total(original, "model")
 
 
 def test_a_map_box_that_is_no_component_is_refused() -> None:
-    stray = dataclasses.replace(
-        llama.FAMILY.map, boxes=(*llama.FAMILY.map.boxes, Box("wpe", 170, 40, 120, 34))
+    stray = msgspec.structs.replace(
+        FAMILIES["llama"].map, boxes=(*FAMILIES["llama"].map.boxes, Box("wpe", 170, 40, 120, 34))
     )
     with pytest.raises(ValueError, match=r"family 'llama': map boxes \['wpe'\]"):
-        dataclasses.replace(llama.FAMILY, map=stray)
+        dataclasses.replace(FAMILIES["llama"], map=stray)
 
 
 def test_every_family_has_a_map_of_its_own() -> None:
@@ -72,11 +73,14 @@ def test_every_family_has_a_map_of_its_own() -> None:
 
 def test_a_map_without_a_box_the_lines_need_is_refused() -> None:
     """diagram.py draws its lines between these boxes: a map without one was a KeyError at build."""
-    without = tuple(box for box in llama.FAMILY.map.boxes if box.key != "ln2")
+    without = tuple(box for box in FAMILIES["llama"].map.boxes if box.key != "ln2")
     with pytest.raises(ValueError, match=r"missing \['ln2'\]"):
-        dataclasses.replace(llama.FAMILY, map=dataclasses.replace(llama.FAMILY.map, boxes=without))
-    no_positions = tuple(box for box in llama.FAMILY.map.boxes if box.key != "rope")
+        dataclasses.replace(
+            FAMILIES["llama"], map=msgspec.structs.replace(FAMILIES["llama"].map, boxes=without)
+        )
+    no_positions = tuple(box for box in FAMILIES["llama"].map.boxes if box.key != "rope")
     with pytest.raises(ValueError, match="wpe or rope"):
         dataclasses.replace(
-            llama.FAMILY, map=dataclasses.replace(llama.FAMILY.map, boxes=no_positions)
+            FAMILIES["llama"],
+            map=msgspec.structs.replace(FAMILIES["llama"].map, boxes=no_positions),
         )

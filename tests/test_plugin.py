@@ -125,7 +125,7 @@ first._RUNS["settings"] = "a forward pass of the last build"
 plugin._fresh_generator(root)  # a rebuild, nothing changed: the same modules, results forgotten
 assert sys.modules["generator.forward"] is first and first._RUNS == {}, first._RUNS
 
-edited = root / "generator" / "models" / "gpt2" / "components.py"
+edited = root / "generator" / "models" / "gpt2" / "family.toml"
 edited.write_text(edited.read_text() + "# edited\\n")
 plugin._fresh_generator(root)  # the code changed: every generator module is imported afresh
 assert "generator.forward" not in sys.modules

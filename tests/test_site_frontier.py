@@ -180,7 +180,7 @@ def test_a_lone_latex_link_names_its_component_as_the_map_does(built_site: Path)
                     assert label in {c.short for c in family.registry}, (component.page, label)
 
 
-# The frontier formulas' symbols, as generator/models/*/components.py writes them.
+# The frontier formulas' symbols, as generator/models/*/family.toml writes them.
 FORMULA_SYMBOLS = (
     "K", r"\mathcal{K}", "p", r"W_{\mathrm{gate}}", "r", "W_r", "b_r", "w_e", r"\gamma",
     r"\operatorname{FFN}_e", r"\operatorname{FFN}_{\mathrm{shared}}", r"\alpha", "s_h", "W(t)",

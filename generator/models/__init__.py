@@ -6,32 +6,38 @@
     counts.py      the parameter and FLOP rows of any spec
     decoder.py     the one numpy forward pass and cached decoding
     weights.py     random weights of any size
-    family.py      Family: a family's sizes, words, registry and map
+    family.py      Family: a family's sizes, words, registry and map, made from its folder
+    family_file.py the schema of a folder's family.toml, read and checked
     ops.py         the numpy ops the decoder is built from (norms, activations, RoPE, attention)
     checkpoint.py  a weight dict checked against a size's tensors; token ids checked
     cache.py       the KV cache layout
-    <family>/      sizes.py, names.py, components.py, map.py; its __init__.py makes FAMILY
+    <family>/      family.toml (words, map, components), sizes.py; names.py where its tensor
+                   names are not GPT-2's
 
 Importing this package imports no numpy (generator.config imports it on every build).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from generator.errors import InputError
-from generator.models import deepseek_v3, gpt2, gpt_oss, llama, mixtral
 from generator.models.config import ModelConfig
 from generator.models.family import Family
 
-FAMILIES: dict[str, Family] = {
-    family.name: family
-    for family in (
-        gpt2.FAMILY,
-        llama.FAMILY,
-        mixtral.FAMILY,
-        gpt_oss.FAMILY,
-        deepseek_v3.FAMILY,
-    )
-}
+# the family folders, each after any it borrows components from
+FOLDERS = ("gpt2", "llama", "mixtral", "gpt_oss", "deepseek_v3")
+
+
+def _families() -> dict[str, Family]:
+    families: dict[str, Family] = {}
+    for folder in FOLDERS:
+        family = Family.from_folder(Path(__file__).parent / folder, families)
+        families[family.name] = family
+    return families
+
+
+FAMILIES: dict[str, Family] = _families()
 
 
 def get_family(name: str) -> Family:

@@ -3,32 +3,30 @@
 Pages, the architecture diagram and the accounting all key on `Component.key` (which is also the
 `\\htmlData{light=...}` key that ties formula symbols to diagram boxes). Families reuse a key
 where the role is the same (attention, mlp, block, ...). Numbers never live here: shapes name
-config fields (`{d_model}`), the accounting computes counts.
+config fields (`{d_model}`), the accounting computes counts. Each family writes its components
+in its folder's family.toml (generator/models/family_file.py reads them into these types).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A "Direct evidence" card: a claim, backed by one pinned excerpt."""
 
     excerpt: str  # excerpt id in sources/lock.toml
     claim: str
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """An input or output: its symbol (TeX) and its dims (templates over config fields)."""
 
     symbol: str  # "Z_1"
     dims: tuple[str, ...]  # ("B batch", "T positions", "{d_model} d")
 
 
-@dataclass(frozen=True)
-class Component:
+class Component(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     key: str  # "attention"; also the light key and the accounting key
     title: str  # "Masked multi-head self-attention"
     short: str  # diagram label: "Attention"
@@ -52,10 +50,12 @@ class Component:
         """What the accounting lines call it: its module name, else its diagram label."""
         return self.module or self.short
 
-
-RESIDUAL = ("B batch", "T positions", "{d_model} d")
-TOKEN_IDS = ("B batch", "T positions")
-LOGITS = ("B batch", "T positions", "{vocab_size} V")
+    def borrowed(self, role: str | None = None) -> Component:
+        """This component in another family whose page is this one's (cited there, not again):
+        no code, no evidence, no call site, no tables of its own; `role` its own words."""
+        return msgspec.structs.replace(
+            self, code=(), sources=(), call_site=None, tables=False, role=role or self.role
+        )
 
 
 def pages_in_order(registry: tuple[Component, ...]) -> list[Component]:
@@ -67,51 +67,3 @@ def pages_in_order(registry: tuple[Component, ...]) -> list[Component]:
             seen.add(component.page)
             ordered.append(component)
     return ordered
-
-
-# The whole model of a decoder family with an untied lm_head and rotary positions: the formula its
-# page heads with (the frontier families share it).
-MODEL_FORMULA = (
-    r"{\htmlData{light=model}{P}} = \operatorname{softmax}\big("
-    r"{\htmlData{light=lnf}{\operatorname{RMS}_f}}"
-    r"({\htmlData{light=block}{\operatorname{Layer}}}^{L}({\htmlData{light=wte}{E[x]}}))"
-    r"\,{\htmlData{light=unembed}{W_{\mathrm{lm}}^{\top}}}\big)"
-)
-
-
-def whole_model(
-    page: str, role: str, code: tuple[str, ...], sources: tuple[Source, ...]
-) -> Component:
-    """A family's "model" component: token ids in, next-token probabilities out."""
-    return Component(
-        key="model",
-        title="The whole model",
-        short="Whole model",
-        kicker="Model",
-        role=role,
-        page=page,
-        learned=True,
-        formula=MODEL_FORMULA,
-        inputs=(Tensor("x", TOKEN_IDS),),
-        outputs=(Tensor("P", LOGITS),),
-        code=code,
-        sources=sources,
-    )
-
-
-def decoder_layer(page: str, title: str, role: str, formula: str = "") -> Component:
-    """A family's "block" component drawn as the map's layer frame, whose page is the family's:
-    that page shows the layers' sums, so it makes no table of one layer."""
-    return Component(
-        key="block",
-        title=title,
-        short="Layer",
-        kicker="Decoder layer",
-        role=role,
-        page=page,
-        learned=True,
-        tables=False,
-        formula=formula,
-        inputs=(Tensor("H", RESIDUAL),),
-        outputs=(Tensor(r"H_{\mathrm{out}}", RESIDUAL),),
-    )

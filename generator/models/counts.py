@@ -10,7 +10,7 @@ Shapes: d = d_model, h heads, dh = d_head, f = d_mlp, V = vocab_size, T the sequ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from generator.models.config import ModelConfig
 from generator.models.names import TensorNames
@@ -19,9 +19,9 @@ from generator.models.rows import Row, prefixed, total
 NORMS = ("ln1", "ln2", "lnf")
 
 
-@dataclass(frozen=True)
-class Words:
-    """What a family's accounting rows are called: (key, label) pairs, and labels by role.
+class Words(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a family's accounting rows are called: (key, label) pairs, and labels by role (each
+    family's [words] in its family.toml).
 
     Roles: "qkv" (a fused projection), "q", "k", "v", "o", "gate", "up", "down", "scores",
     "weighted_sum". `params` labels the parameter rows, `flops` the FLOP rows; a role missing
@@ -34,7 +34,7 @@ class Words:
     logits: str  # the unembedding's FLOP row: "Logits x · wteᵀ"
     unembedding: str  # the model's FLOP row of it: "Unembedding"
     flops: dict[str, str]  # FLOP labels by role
-    params: dict[str, str] = field(default_factory=dict)  # parameter labels by role
+    params: dict[str, str] = {}  # parameter labels by role
     positions: tuple[str, str] = ("wpe", "Position embedding table wpe")
     gain: tuple[str, str] = ("weight", "Gain γ (no shift: RMSNorm has no β)")
     shift: tuple[str, str] = ("b", "Shift β")

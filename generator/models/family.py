@@ -1,20 +1,25 @@
 """What a model family is: its sizes (specs), the words of its rows, its components' prose and
 its map. Everything else (tensors, engine, accounting) is shared code reading the spec.
 
-Each family folder (generator/models/<family>/) makes one `Family` in its __init__.py, and
-generator/models/__init__.py registers it. Importing a family imports no numpy: the shared
-decoder is imported when a forward pass first runs.
+Each family folder (generator/models/<family>/) holds its declarative part in family.toml (read
+by generator/models/family_file.py) and its sizes in sizes.py; Family.from_folder makes the
+`Family`, and generator/models/__init__.py registers each. Importing a family imports no numpy:
+the shared decoder is imported when a forward pass first runs.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from generator.errors import InputError
 from generator.models.component import Component, Source
 from generator.models.config import ModelConfig
 from generator.models.counts import Words, flop_rows, param_rows
+from generator.models.family_file import FAMILY_FILE, FIX, read_family_file, registry
 from generator.models.map import MapLayout
 from generator.models.rows import Row
 from generator.models.tensors import weight_shapes
@@ -34,18 +39,22 @@ class Family:
     name: str  # "llama": the `family` of each of its sizes
     label: str  # "Llama": the name a page prints
     sizes: Mapping[str, ModelConfig]  # by name, smallest first: each a spec
-    words: Words  # what its accounting rows are called (generator/models/<family>/names.py)
+    words: Words  # what its accounting rows are called ([words] of its family.toml)
     registry: tuple[Component, ...]  # its components in forward order (pages, accounting)
-    map: MapLayout  # its architecture map's boxes and words (generator/models/<family>/map.py)
+    map: MapLayout  # its architecture map's boxes and words ([map] of its family.toml)
     # why a component without parameters of its own has none, by key (its page says it)
     no_params: Mapping[str, str] = field(default_factory=dict)
     # checks its sizes against pinned code: (excerpt id -> verified text, lock file) -> None
     check_pinned: Callable[..., None] | None = None
+    file: str = ""  # the family.toml it was read from, as errors name it
 
     def __post_init__(self) -> None:
         for name, cfg in self.sizes.items():
             if (cfg.name, cfg.family) != (name, self.name):
                 raise ValueError(f"size {name!r} says it is {cfg.family} size {cfg.name!r}")
+        repeated = sorted({key for key in self.components if self.components.count(key) > 1})
+        if repeated:
+            raise ValueError(f"family {self.name!r}: components {repeated} appear twice")
         boxed = [box.key for box in self.map.boxes]
         unknown = [key for key in boxed if key not in self.components]
         if unknown:
@@ -60,6 +69,30 @@ class Family:
                 f"family {self.name!r}: its map needs boxes {list(MAP_NEEDS)}, wpe or rope, and "
                 f"mlp or experts (the lines are drawn between them); missing {missing}"
             )
+
+    @classmethod
+    def from_folder(cls, folder: Path, loaded: Mapping[str, Family]) -> Family:
+        """The family of `folder` (a package of generator.models): its family.toml, and its
+        sizes.py's SIZES (checked against pinned code by its TABLE, where it has one).
+        `loaded`: the families made before it, by name, one of which it may borrow from."""
+        path = folder / FAMILY_FILE
+        data = read_family_file(path)
+        sizes = importlib.import_module(f"{__package__}.{folder.name}.sizes")
+        table = getattr(sizes, "TABLE", None)
+        try:
+            return cls(
+                data.name,
+                data.label,
+                sizes.SIZES,
+                data.words,
+                registry=registry(data, {n: f.registry for n, f in loaded.items()}, path),
+                map=data.map,
+                no_params=data.no_params,
+                check_pinned=None if table is None else table.check_pinned,
+                file=str(path),
+            )
+        except ValueError as error:  # the cross checks of __post_init__
+            raise InputError(str(error), file=str(path), fix=FIX) from None
 
     @property
     def components(self) -> tuple[str, ...]:

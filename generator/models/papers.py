@@ -63,3 +63,8 @@ SINKS = Paper(
 )
 GPT_OSS = Paper("OpenAI", 2025, "gpt-oss-120b & gpt-oss-20b Model Card", "2508.10925")
 GPT_3 = Paper("Brown et al.", 2020, "Language Models are Few-Shot Learners", "2005.14165")
+
+# every paper above, by its name here: how a data file cites one (generator/models/llama/changes.toml)
+PAPERS: dict[str, Paper] = {
+    name: value for name, value in globals().items() if isinstance(value, Paper)
+}

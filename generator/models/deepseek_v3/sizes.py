@@ -12,8 +12,8 @@ DeepseekV3ForCausalLM, nor of the counts here.
 from __future__ import annotations
 
 from generator.models.config import ModelConfig
-from generator.models.deepseek_v3.names import NAMES
 from generator.models.hf_sizes import Defaults, Table
+from generator.models.llama.names import NAMES
 
 DEFAULTS: dict[str, Defaults] = {
     "deepseek-v3": Defaults(
@@ -57,6 +57,7 @@ TABLE = Table(
     family="deepseek-v3",
     file=SIZES_FILE,
     rows=DEFAULTS,
+    # Llama's tensor names: the router is mlp.gate; the shared experts mlp.shared_experts
     constants=dict(norm="rmsnorm", mlp="swiglu", positions="rope", names=NAMES),
     router="sigmoid-grouped",
     theta_pin="hf.rope-default-theta",

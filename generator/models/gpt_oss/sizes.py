@@ -10,9 +10,15 @@ module (gpt-oss.experts-init) in the release pinned here.
 
 from __future__ import annotations
 
+import dataclasses
+
 from generator.models.config import ModelConfig
-from generator.models.gpt_oss.names import NAMES
 from generator.models.hf_sizes import Defaults, Table
+from generator.models.llama.names import NAMES as LLAMA_NAMES
+
+# Llama's names, but the router is mlp.router (with a bias); the experts store [in, out], gate
+# and up interleaved
+NAMES = dataclasses.replace(LLAMA_NAMES, router="router", experts_layout="interleaved-transposed")
 
 DEFAULTS: dict[str, Defaults] = {
     "gpt-oss-120b": Defaults(

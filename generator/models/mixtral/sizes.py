@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from generator.models.config import ModelConfig
 from generator.models.hf_sizes import Defaults, Table
-from generator.models.mixtral.names import NAMES
+from generator.models.llama.names import NAMES
 
 DEFAULTS: dict[str, Defaults] = {
     "mixtral-8x7b": Defaults(
@@ -43,6 +43,8 @@ TABLE = Table(
     family="mixtral",
     file=SIZES_FILE,
     rows=DEFAULTS,
+    # Llama's tensor names: the router is mlp.gate, the experts mlp.experts (stacked,
+    # gate rows first)
     constants=dict(norm="rmsnorm", mlp="swiglu", positions="rope", names=NAMES),
     # MixtralConfig declares no bias fields: its projections and experts have none
     when_undeclared={"attention_bias": False},
