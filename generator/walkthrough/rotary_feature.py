@@ -8,11 +8,11 @@ macros(page)  rotary_header(), rotary_walkthrough(), rotary_code() for docs/llam
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from markupsafe import Markup
 
-from generator.errors import InputError
 from generator.models import ops
 from generator.models.config import ModelConfig
 from generator.models.llama.sizes import SIZES
@@ -23,16 +23,21 @@ from generator.walkthrough.blocks import (
     Bar,
     Dim,
     Header,
-    Note,
-    PerModel,
-    Scale,
     ShiftDemo,
     Step,
     Walkthrough,
 )
-from generator.walkthrough.code import EngineExcerpt, code_panel, function_lines, source_lines
+from generator.walkthrough.code import EngineExcerpt, function_lines, source_lines
 from generator.walkthrough.data import widget_json
-from generator.walkthrough.rotary import BLOCK, rotary_toy, step_figures, steps, widget_data
+from generator.walkthrough.page import WalkthroughPage
+from generator.walkthrough.rotary import (
+    BLOCK,
+    RotaryToy,
+    rotary_toy,
+    step_figures,
+    steps,
+    widget_data,
+)
 
 PAGE = "llama/walkthrough.md"
 TITLE = "Walkthrough: rotary positions"
@@ -68,33 +73,15 @@ def files(site) -> dict[str, bytes]:
     return {DATA_PATH: widget_json(build_data(site))}
 
 
-class RotaryMacros:
+class RotaryMacros(WalkthroughPage):
     """The page's macros; `page` is generator.pages.PageMacros."""
 
+    beside_toy = BESIDE_TOY
+
     def __init__(self, page) -> None:
-        self.page = page
-        self.toy = rotary_toy()
-        self.models: tuple[ModelConfig, ...] = tuple(SIZES.values())
+        self.toy: RotaryToy = rotary_toy()
+        super().__init__(page, self.toy, tuple(SIZES.values()), step_figures)
         self.steps = steps(self.toy.cfg)
-        self.figures = {
-            cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
-        }
-
-    def _url(self, docs_path: str) -> str:
-        url = self.page.url_for(docs_path)
-        if url is None:
-            raise InputError(
-                f"links to {docs_path}, which is not part of the site",
-                file=f"docs/{self.page.src_path}",
-                entry=docs_path,
-                fix="keep docs/assets/walkthrough.js and .css; the JSON comes from files()",
-            )
-        return url
-
-    def _per_model(self, value: Callable[[ModelConfig], str]) -> PerModel:
-        """ "Llama 2 7B 4,096": value(cfg) after the size's label, one per size."""
-        values = tuple((cfg.name, f"{cfg.label} {value(cfg)}") for cfg in self.models)
-        return PerModel(values=values, default=BESIDE_TOY)
 
     # -- macros ------------------------------------------------------------------------------
     def header(self) -> str:
@@ -116,7 +103,7 @@ class RotaryMacros:
                 src=self._url(DATA_PATH),
                 trained_src=None,
                 bar=self._bar(),
-                note=self._note(),
+                note=self._note(BLOCK, after="input_layernorm"),
                 trained_note=None,
                 legend=dataclasses.replace(grids.legend(), masked=False),
                 steps=tuple(
@@ -127,17 +114,8 @@ class RotaryMacros:
         )
 
     def code(self) -> str:
-        site = self.page.site
-        used_by = f"docs/{self.page.src_path}"
-        upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in CITES]
-        panel = code_panel(
-            ops_excerpt(site.root),
-            upstream,
-            {step.key: step.title for step in self.steps},
-            sources=self.page.url_for("sources.md"),
-            render=self.page.render_block,
-        )
-        return self.page.render_block(panel)
+        titles = {step.key: step.title for step in self.steps}
+        return self._code(ops_excerpt(self.page.site.root), CITES, titles)
 
     # -- parts -------------------------------------------------------------------------------
     def _bar(self) -> Bar:
@@ -155,21 +133,9 @@ class RotaryMacros:
             default=BESIDE_TOY,
             n_head=toy.n_head,
             dims=tuple(
-                Dim(name, sub, ours, self._per_model(theirs)) for name, sub, ours, theirs in dims
+                Dim(name, sub, ours, self._labelled(theirs)) for name, sub, ours, theirs in dims
             ),
             family="Llama",
-        )
-
-    def _note(self) -> Note:
-        toy = self.toy.cfg
-        return Note(
-            n_tokens=fmt_int(self.toy.n_tokens),
-            sentence=" ".join(self.toy.tokens),
-            d_model=fmt_int(toy.d_model),
-            n_head=fmt_int(toy.n_head),
-            d_head=fmt_int(toy.d_head),
-            block=BLOCK,
-            after="input_layernorm",
         )
 
     def _step(self, index: int, step, data: dict, engine_file: str) -> Step:
@@ -180,18 +146,7 @@ class RotaryMacros:
             title=step.title,
             text=Markup(step.text),  # Markdown with TeX, ours
             formula=Markup(step.formula),
-            scales=tuple(
-                Scale(
-                    name=cfg.name,
-                    model=cfg.label,
-                    hidden=cfg.name != BESIDE_TOY,
-                    line=self.figures[cfg.name][step.key].gpt2_line,
-                    toy_line=self.figures[cfg.name][step.key].toy_line,
-                    facts=self.figures[cfg.name][step.key].facts,
-                    picture=grids.scale_picture(self.figures[cfg.name][step.key], cfg.label),
-                )
-                for cfg in self.models
-            ),
+            scales=self._scales(step.key),
             grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
             real_heads=None,
             trained=Markup(""),
@@ -224,12 +179,7 @@ class RotaryMacros:
 
 
 def macros(page) -> dict[str, Callable[..., str]]:
-    made: dict[str, RotaryMacros] = {}
-
-    def get() -> RotaryMacros:  # built on first use: other pages never pay for it
-        if "it" not in made:
-            made["it"] = RotaryMacros(page)
-        return made["it"]
+    get = functools.cache(lambda: RotaryMacros(page))  # built on first use, if at all
 
     return {
         "rotary_header": lambda: get().header(),
