@@ -25,7 +25,7 @@ from generator.models.ops import apply_rotary, rope_angles, rope_cos_sin, rope_i
 from generator.models.weights import random_weights
 from generator.render.numbers import fmt_int
 from generator.walkthrough.data import rounded, shared_data
-from generator.walkthrough.gpt2_scale import Figure
+from generator.walkthrough.gpt2_scale import ELEMENTWISE, Figure
 from generator.walkthrough.steps import Matrix
 from generator.walkthrough.toy import TOKEN_COLOURS, TOKENS
 
@@ -275,7 +275,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str,
                     f"({fmt_int(h)} + {fmt_int(h_kv)}) × {fmt_int(half)} = {fmt_int(rotated)}",
                 ),
                 ("… in all layers", f"{fmt_int(rotated * big.n_layer)}"),
-                ("FLOPs", "elementwise: not counted (only matrix products are)"),
+                ELEMENTWISE,
                 ("Cache", "keeps the rotated keys"),
             ),
             grid=(N, dh),
