@@ -15,12 +15,9 @@ from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.render.numbers import fmt_int
 from generator.walkthrough import grids
 from generator.walkthrough.blocks import (
-    Bar,
-    Dim,
     Header,
     HeadLink,
     RealHeads,
-    Step,
     TokenChip,
     TrainedNote,
     Walkthrough,
@@ -28,7 +25,7 @@ from generator.walkthrough.blocks import (
 from generator.walkthrough.code import UPSTREAM, engine_excerpt
 from generator.walkthrough.data import trained_data, widget_data, widget_json
 from generator.walkthrough.gpt2_scale import step_figures
-from generator.walkthrough.page import WalkthroughPage
+from generator.walkthrough.page import HEAD, Size, WalkthroughPage
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
 from generator.walkthrough.trained import (
@@ -47,7 +44,12 @@ CITES = UPSTREAM  # the pinned excerpts its Code panel quotes
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
 TRAINED_PATH = "assets/walkthrough/trained.json"  # the trained head's, in the same shape
 BESIDE_TOY = "gpt2"  # GPT-2 small: shown next to the toy until the reader picks another size
-HEAD = 0  # the toy's head the grids show until the reader picks another
+# The sizes the bar sets beside each GPT-2 size's and the trained head's model's, after tokens.
+BAR_SIZES: tuple[Size, ...] = (
+    ("d", "model", lambda c: c.d_model),
+    ("d", "head", lambda c: c.d_head),
+    ("heads", "", lambda c: c.n_head),
+)
 
 
 def gpt2_configs() -> tuple[ModelConfig, ...]:
@@ -119,7 +121,6 @@ class WalkthroughMacros(WalkthroughPage):
     def walkthrough(self) -> str:
         """Settings, dims, legend, the seven steps with their grids, and the row panel."""
         data = build_data(self.page.site)
-        engine_lines = data["steps"]
         from generator.forward import PAGE as FORWARD
 
         forward_head = f"{self._url(FORWARD)}#{self.trained.anchor}"
@@ -128,12 +129,21 @@ class WalkthroughMacros(WalkthroughPage):
             Walkthrough(
                 src=self._url(DATA_PATH),
                 trained_src=self._url(TRAINED_PATH),
-                bar=self._bar(),
+                # the trained head's option: which one, the title line and the note say
+                bar=self._bar(BAR_SIZES, "trained head", self.trained, "GPT-2"),
                 note=self._note(self.toy.block),
                 trained_note=self._trained_note(forward_head),
                 legend=grids.legend(),
                 steps=tuple(
-                    self._step(index, step, data, engine_lines[index - 1]["lines"])
+                    self._step(
+                        index,
+                        step,
+                        data,
+                        fill(step.text, self.fields),
+                        self.engine_file,
+                        real_heads=self._real_heads() if step.key == "softmax" else None,
+                        trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours
+                    )
                     for index, step in enumerate(STEPS, start=1)
                 ),
             )
@@ -158,37 +168,6 @@ class WalkthroughMacros(WalkthroughPage):
             **trained_fields(self.trained),
         }
 
-    def _bar(self) -> Bar:
-        toy, shown = self.toy.cfg, self.trained.cfg  # the toy, and the trained head's model
-        dims: tuple[tuple[str, str, str, str, Callable[[ModelConfig], str]], ...] = (
-            (
-                "tokens",
-                "",
-                fmt_int(self.toy.n_tokens),
-                fmt_int(len(self.trained.tokens)),
-                lambda c: f"up to {fmt_int(c.n_ctx)}",
-            ),
-            (
-                "d",
-                "model",
-                fmt_int(toy.d_model),
-                fmt_int(shown.d_model),
-                lambda c: fmt_int(c.d_model),
-            ),
-            ("d", "head", fmt_int(toy.d_head), fmt_int(shown.d_head), lambda c: fmt_int(c.d_head)),
-            ("heads", "", fmt_int(toy.n_head), fmt_int(shown.n_head), lambda c: fmt_int(c.n_head)),
-        )
-        return Bar(
-            models=tuple((cfg.name, cfg.label) for cfg in self.models),
-            trained="trained head",  # which one: the title line and the note say
-            default=BESIDE_TOY,
-            n_head=toy.n_head,
-            dims=tuple(
-                Dim(name, sub, ours, self._labelled(theirs), trained=head)
-                for name, sub, ours, head, theirs in dims
-            ),
-        )
-
     def _trained_note(self, forward_head: str) -> TrainedNote:
         t = self.trained
         return TrainedNote(
@@ -207,24 +186,6 @@ class WalkthroughMacros(WalkthroughPage):
                 TokenChip(text=word(token), colour=colour)
                 for token, colour in zip(t.tokens, colours(t.tokens), strict=True)
             ),
-        )
-
-    def _step(self, index: int, step, data: dict, lines: list[int]) -> Step:
-        first, last = lines
-        return Step(
-            index=index,
-            key=step.key,
-            title=step.title,
-            text=Markup(fill(step.text, self.fields)),  # Markdown with TeX, ours
-            formula=Markup(step.formula),
-            scales=self._scales(step.key),
-            grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
-            real_heads=self._real_heads() if step.key == "softmax" else None,
-            trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours
-            code_id=data["code_block"],
-            first=first,
-            last=last,
-            engine_file=self.engine_file,
         )
 
 

@@ -11,25 +11,19 @@ import dataclasses
 import functools
 from collections.abc import Callable
 
-from markupsafe import Markup
-
 from generator.models import ops
-from generator.models.config import ModelConfig
 from generator.models.llama.sizes import SIZES
 from generator.render.code import fence_id
 from generator.render.numbers import fmt_int
 from generator.walkthrough import grids, rotary
 from generator.walkthrough.blocks import (
-    Bar,
-    Dim,
     Header,
     ShiftDemo,
-    Step,
     Walkthrough,
 )
 from generator.walkthrough.code import EngineExcerpt, function_lines, source_lines
 from generator.walkthrough.data import widget_json
-from generator.walkthrough.page import WalkthroughPage
+from generator.walkthrough.page import HEAD, Size, WalkthroughPage
 from generator.walkthrough.rotary import (
     BLOCK,
     RotaryToy,
@@ -45,7 +39,13 @@ TITLE = "Walkthrough: rotary positions"
 CITES = ("llama.rope-inv-freq", "llama.rope-forward", "llama.rotate-half", "llama.apply-rope")
 DATA_PATH = "assets/walkthrough/rotary.json"
 BESIDE_TOY = "llama-2-7b"  # shown next to the toy until the reader picks another size
-HEAD = 0
+# The sizes the bar sets beside each Llama size's, after tokens.
+BAR_SIZES: tuple[Size, ...] = (
+    ("d", "head", lambda c: c.d_head),
+    ("pairs", "", lambda c: c.d_head // 2),
+    ("heads", "", lambda c: c.n_head),
+    ("base", "", lambda c: round(c.rope_theta)),
+)
 # Each step's lines in ops.py: the functions that compute it.
 STEP_CODE = {
     "pairs": (ops.rotate_half, ops.rotate_half),
@@ -102,12 +102,19 @@ class RotaryMacros(WalkthroughPage):
             Walkthrough(
                 src=self._url(DATA_PATH),
                 trained_src=None,
-                bar=self._bar(),
+                bar=self._bar(BAR_SIZES, "", None, "Llama"),
                 note=self._note(BLOCK, after="input_layernorm"),
                 trained_note=None,
                 legend=dataclasses.replace(grids.legend(), masked=False),
                 steps=tuple(
-                    self._step(index, step, data, engine_file)
+                    self._step(
+                        index,
+                        step,
+                        data,
+                        step.text,
+                        engine_file,
+                        demo=self._shift_demo() if step.key == "rotate" else None,
+                    )
                     for index, step in enumerate(self.steps, start=1)
                 ),
             )
@@ -118,45 +125,6 @@ class RotaryMacros(WalkthroughPage):
         return self._code(ops_excerpt(self.page.site.root), CITES, titles)
 
     # -- parts -------------------------------------------------------------------------------
-    def _bar(self) -> Bar:
-        toy = self.toy.cfg
-        dims: tuple[tuple[str, str, str, Callable[[ModelConfig], str]], ...] = (
-            ("tokens", "", fmt_int(self.toy.n_tokens), lambda c: f"up to {fmt_int(c.n_ctx)}"),
-            ("d", "head", fmt_int(toy.d_head), lambda c: fmt_int(c.d_head)),
-            ("pairs", "", fmt_int(toy.d_head // 2), lambda c: fmt_int(c.d_head // 2)),
-            ("heads", "", fmt_int(toy.n_head), lambda c: fmt_int(c.n_head)),
-            ("base", "", fmt_int(round(toy.rope_theta)), lambda c: fmt_int(round(c.rope_theta))),
-        )
-        return Bar(
-            models=tuple((cfg.name, cfg.label) for cfg in self.models),
-            trained="",
-            default=BESIDE_TOY,
-            n_head=toy.n_head,
-            dims=tuple(
-                Dim(name, sub, ours, self._labelled(theirs)) for name, sub, ours, theirs in dims
-            ),
-            family="Llama",
-        )
-
-    def _step(self, index: int, step, data: dict, engine_file: str) -> Step:
-        first, last = data["steps"][index - 1]["lines"]
-        return Step(
-            index=index,
-            key=step.key,
-            title=step.title,
-            text=Markup(step.text),  # Markdown with TeX, ours
-            formula=Markup(step.formula),
-            scales=self._scales(step.key),
-            grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
-            real_heads=None,
-            trained=Markup(""),
-            code_id=data["code_block"],
-            first=first,
-            last=last,
-            engine_file=engine_file,
-            demo=self._shift_demo() if step.key == "rotate" else None,
-        )
-
     def _shift_demo(self) -> ShiftDemo:
         """The rotate step's numbers: the same gap, the same score (rotary.shifted_scores)."""
         base = rotary.shifted_scores(self.toy, HEAD)[0]
