@@ -21,76 +21,69 @@ class Symbol:
     value: Callable[[ModelConfig], int | float | str | None] | None = None
 
 
-SYMBOLS: dict[str, Symbol] = {
-    "B": Symbol("B", "B", "batch size: how many sequences run side by side"),
-    "T": Symbol("T", "T", "sequence length: tokens in the input (at most n_ctx)"),
-    "d": Symbol("d", r"d", "width of the residual stream (d_model, n_embd)", lambda c: c.d_model),
-    "h": Symbol("h", "h", "attention heads per block (n_head)", lambda c: c.n_head),
-    "d_head": Symbol(
-        "d_head", r"d_{\mathrm{head}}", "width of one head: d / h", lambda c: c.d_head
-    ),
-    "d_ff": Symbol("d_ff", r"d_{\mathrm{ff}}", "hidden width of the MLP: 4·d", lambda c: c.d_mlp),
-    "L": Symbol("L", "L", "number of transformer blocks (n_layer)", lambda c: c.n_layer),
-    "V": Symbol("V", "V", "vocabulary size: rows of wte (n_vocab)", lambda c: c.vocab_size),
-    "n_ctx": Symbol(
-        "n_ctx", r"n_{\mathrm{ctx}}", "longest context: rows of wpe", lambda c: c.n_ctx
-    ),
-    "N": Symbol(
+def _by_anchor(*symbols: Symbol) -> dict[str, Symbol]:
+    """{anchor: symbol}, in the order given."""
+    return {symbol.anchor: symbol for symbol in symbols}
+
+
+SYMBOLS = _by_anchor(
+    Symbol("B", "B", "batch size: how many sequences run side by side"),
+    Symbol("T", "T", "sequence length: tokens in the input (at most n_ctx)"),
+    Symbol("d", r"d", "width of the residual stream (d_model, n_embd)", lambda c: c.d_model),
+    Symbol("h", "h", "attention heads per block (n_head)", lambda c: c.n_head),
+    Symbol("d_head", r"d_{\mathrm{head}}", "width of one head: d / h", lambda c: c.d_head),
+    Symbol("d_ff", r"d_{\mathrm{ff}}", "hidden width of the MLP: 4·d", lambda c: c.d_mlp),
+    Symbol("L", "L", "number of transformer blocks (n_layer)", lambda c: c.n_layer),
+    Symbol("V", "V", "vocabulary size: rows of wte (n_vocab)", lambda c: c.vocab_size),
+    Symbol("n_ctx", r"n_{\mathrm{ctx}}", "longest context: rows of wpe", lambda c: c.n_ctx),
+    Symbol(
         "N",
         "N",
         "non-embedding parameters in Kaplan et al.'s sense: 12·L·d² (block weights only)",
         kaplan_n,
     ),
-}
+)
 
 # The Llama family's: the same letters where they mean the same, and what it adds.
-LLAMA_SYMBOLS: dict[str, Symbol] = {
-    "llama-d": Symbol(
-        "llama-d", "d", "width of the residual stream (hidden_size)", lambda c: c.d_model
-    ),
-    "llama-h": Symbol(
-        "llama-h", "h", "query heads per layer (num_attention_heads)", lambda c: c.n_head
-    ),
-    "h_kv": Symbol(
+LLAMA_SYMBOLS = _by_anchor(
+    Symbol("llama-d", "d", "width of the residual stream (hidden_size)", lambda c: c.d_model),
+    Symbol("llama-h", "h", "query heads per layer (num_attention_heads)", lambda c: c.n_head),
+    Symbol(
         "h_kv",
         r"h_{\mathrm{kv}}",
         "key/value heads per layer (num_key_value_heads); h / h_kv query heads share each",
         lambda c: c.n_kv_head,
     ),
-    "llama-d_head": Symbol(
-        "llama-d_head", r"d_{\mathrm{head}}", "width of one head: d / h", lambda c: c.d_head
-    ),
-    "llama-d_ff": Symbol(
+    Symbol("llama-d_head", r"d_{\mathrm{head}}", "width of one head: d / h", lambda c: c.d_head),
+    Symbol(
         "llama-d_ff",
         r"d_{\mathrm{ff}}",
         "hidden width of the SwiGLU MLP (intermediate_size), set by the config",
         lambda c: c.d_mlp,
     ),
-    "llama-L": Symbol(
-        "llama-L", "L", "number of decoder layers (num_hidden_layers)", lambda c: c.n_layer
-    ),
-    "llama-V": Symbol(
+    Symbol("llama-L", "L", "number of decoder layers (num_hidden_layers)", lambda c: c.n_layer),
+    Symbol(
         "llama-V", "V", "vocabulary size: rows of embed_tokens and lm_head", lambda c: c.vocab_size
     ),
-    "llama-n_ctx": Symbol(
+    Symbol(
         "llama-n_ctx",
         r"n_{\mathrm{ctx}}",
         "longest context the config allows (max_position_embeddings); no table limits it",
         lambda c: c.n_ctx,
     ),
-    "rope-base": Symbol(
+    Symbol(
         "rope-base",
         "b",
         "RoPE's base (rope_theta): pair i of a head turns θ_i = b^(−2i/d_head) radians per position",
         lambda c: round(c.rope_theta),
     ),
-    "W": Symbol(
+    Symbol(
         "W",
         "W",
         "sliding window: the positions a query sees, itself included (— when it sees all)",
         lambda c: c.sliding_window or 0,
     ),
-}
+)
 
 
 def _shape(*dims: int) -> str:
@@ -120,38 +113,38 @@ def _latent(
 
 
 # The frontier families' (Mixtral, gpt-oss, DeepSeek-V3): the letters their formulas add.
-FRONTIER_SYMBOLS: dict[str, Symbol] = {
-    "E": Symbol(
+FRONTIER_SYMBOLS = _by_anchor(
+    Symbol(
         "E",
         "E",
         "the number of routed experts in each MoE layer (num_local_experts)",
         _moe(lambda moe, c: moe.n_experts),
     ),
-    "K": Symbol(
+    Symbol(
         "K",
         r"K,\ \mathcal{K}",
         "the experts a token runs: the k best by the router's scores (num_experts_per_tok of E)",
         _moe(lambda moe, c: f"{moe.top_k} of {moe.n_experts}"),
     ),
-    "p": Symbol(
+    Symbol(
         "p",
         "p",
         "Mixtral's router probabilities: a softmax over every expert's score, one per expert",
         _moe(lambda moe, c: _shape(moe.n_experts), "softmax-topk"),
     ),
-    "W_gate": Symbol(
+    Symbol(
         "W_gate",
         r"W_{\mathrm{gate}}",
         "Mixtral's router matrix (mlp.gate): a score per expert from Z_2",
         _moe(lambda moe, c: _shape(moe.n_experts, c.d_model), "softmax-topk"),
     ),
-    "r": Symbol(
+    Symbol(
         "r",
         "r",
         "gpt-oss's router logits Z_2 W_r^T + b_r, one per expert; only the top k are softmaxed",
         _moe(lambda moe, c: _shape(moe.n_experts), "topk-softmax"),
     ),
-    "W_r": Symbol(
+    Symbol(
         "W_r",
         r"W_r,\ b_r",
         "gpt-oss's router: its weight matrix and its bias (mlp.router)",
@@ -160,96 +153,96 @@ FRONTIER_SYMBOLS: dict[str, Symbol] = {
             "topk-softmax",
         ),
     ),
-    "w_e": Symbol(
+    Symbol(
         "w_e",
         "w_e",
         "DeepSeek-V3's router: expert e's row of mlp.gate, scored by the sigmoid σ(zᵀw_e)",
         _moe(lambda moe, c: _shape(c.d_model), "sigmoid-grouped"),
     ),
-    "gamma": Symbol(
+    Symbol(
         "gamma",
         r"\gamma",
         "routed_scaling_factor: the chosen experts' normalised weights are multiplied by it",
         _moe(lambda moe, c: moe.routed_scaling, "sigmoid-grouped"),
     ),
-    "FFN_e": Symbol(
+    Symbol(
         "FFN_e",
         r"\operatorname{FFN}_e",
         "expert e's MLP (a SwiGLU; gpt-oss's clamped), its hidden width d_expert",
         _moe(lambda moe, c: moe.d_expert),
     ),
-    "FFN_shared": Symbol(
+    Symbol(
         "FFN_shared",
         r"\operatorname{FFN}_{\mathrm{shared}}",
         "the shared experts every token runs, one MLP n_shared_experts × d_expert wide",
         _moe(lambda moe, c: moe.n_shared * moe.d_expert),  # 0: none (a dash)
     ),
-    "alpha": Symbol(
+    Symbol(
         "alpha",
         r"\alpha",
         "gpt-oss's clamped SwiGLU: g · σ(α g) · (u + 1), the gate g and up u clamped at the limit",
         lambda c: c.swiglu_alpha if c.mlp == "swiglu-clamped" else None,
     ),
-    "s_h": Symbol(
+    Symbol(
         "s_h",
         "s_h",
         "gpt-oss's sink of head h: a learned logit joining each row of its softmax, with no value"
         " (one per head)",
         lambda c: c.n_head if c.attention_sinks else None,
     ),
-    "w": Symbol(
+    Symbol(
         "w",
         "w",
         "gpt-oss's window (sliding_window): the positions a sliding layer's query sees, itself"
         " included",
         lambda c: c.sliding_window if c.layer_types is not None else None,
     ),
-    "W_t": Symbol(
+    Symbol(
         "W_t",
         "W(t)",
         "the keys query t sees: its last w positions in a sliding layer, all before it in a full"
         " one",
     ),
-    "c_t": Symbol(
+    Symbol(
         "c_t",
         "c_t",
         "DeepSeek-V3's latent of position t: what its cache keeps of keys and values"
         " (kv_lora_rank wide)",
         _latent(lambda lat, c: lat.kv_rank),
     ),
-    "W_DKV": Symbol(
+    Symbol(
         "W_DKV",
         r"W_{\mathrm{DKV}}",
         "down-projection of z_t to the latent (kv_a_proj_with_mqa's first kv_lora_rank rows)",
         _latent(lambda lat, c: _shape(lat.kv_rank, c.d_model)),
     ),
-    "W_KR": Symbol(
+    Symbol(
         "W_KR",
         r"W_{\mathrm{KR}}",
         "projection of z_t to the rotated key k^R shared by every head (kv_a_proj_with_mqa's"
         " last qk_rope_head_dim rows)",
         _latent(lambda lat, c: _shape(lat.rope_dim, c.d_model)),
     ),
-    "W_UKV": Symbol(
+    Symbol(
         "W_UKV",
         r"W_{\mathrm{UKV},h}",
         "head h's read-out of the latent into its unrotated key and its value (kv_b_proj)",
         _latent(lambda lat, c: _shape(lat.nope_dim + lat.v_dim, lat.kv_rank)),
     ),
-    "d_nope": Symbol(
+    Symbol(
         "d_nope",
         r"d_{\mathrm{nope}}",
         "width of a query or key head's unrotated part q^C, k^C (qk_nope_head_dim)",
         _latent(lambda lat, c: lat.nope_dim),
     ),
-    "d_rope": Symbol(
+    Symbol(
         "d_rope",
         r"d_{\mathrm{rope}}",
         "width of a head's rotated part q^R, k^R (qk_rope_head_dim); a query/key head is"
         " d_nope + d_rope wide",
         _latent(lambda lat, c: lat.rope_dim),
     ),
-}
+)
 
 
 # The Notation page's tables: {{ glossary(name) }} shows these families' sizes and symbols.

@@ -221,3 +221,13 @@ def test_a_page_showing_an_excerpt_block_as_text_stops_the_build(tmp_path: Path)
     message = str(raised.value)
     assert "docs/notes.md, entry 'gpt2.attn'" in message and "raw text" in message
     assert "fix: quote code with {{ code(...) }}" in message
+
+
+def test_a_link_outside_the_site_names_the_page_the_path_and_the_fix() -> None:
+    """The forward-pass page's missing file was a KeyError traceback; every page's macros now
+    share one error (PageContext.required_url)."""
+    from generator.pages import PageContext
+
+    page = PageContext(None, src_path="x.md", meta={}, url_for=lambda _: None)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"docs/x.md, entry 'a.svg': links to a.svg, .*\s+fix: f"):
+        page.required_url("a.svg", fix="f")

@@ -14,7 +14,8 @@ this package that needs no numpy loads without it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from generator import per_build
 from generator.settings import Settings
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from generator.forward.pipeline import ForwardPass
 
 PAGE = "forward-pass.md"
+T = TypeVar("T")
 _RUNS: dict[tuple, ForwardPass] = {}
 per_build(_RUNS.clear)  # the weights found, the stand-in's file: inputs a next build may change
 _FROM_ANALYSIS = ("KINDS", "THRESHOLDS", "HeadScore", "head_anchor", "strongest")
@@ -45,11 +47,15 @@ def current(settings: Settings) -> ForwardPass:
     """The forward pass for these settings; computed on first use, then reused."""
     from generator.forward.pipeline import run
 
-    s = settings
+    return once_per_model(_RUNS, run, settings)
+
+
+def once_per_model(runs: dict[tuple, T], compute: Callable[[Settings], T], s: Settings) -> T:
+    """compute(s), kept in `runs` per root, cache and model settings: what a forward pass reads."""
     key = (s.root, s.cache_dir, s.hub_cache, s.forward_prompt, s.gpt2_weights, s.may_download)
-    if key not in _RUNS:
-        _RUNS[key] = run(settings)
-    return _RUNS[key]
+    if key not in runs:
+        runs[key] = compute(s)
+    return runs[key]
 
 
 def head_scores(settings: Settings) -> list[HeadScore]:

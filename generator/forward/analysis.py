@@ -22,13 +22,12 @@ THRESHOLDS = {"previous-token": 0.4, "induction": 0.3, "first-token": 0.6}
 SHORT = {"previous-token": "P", "induction": "I", "first-token": "F"}
 
 
-@dataclass(frozen=True)
-class HeadScore:
-    layer: int  # 0-based block index, as in transformers' h.{layer}
-    head: int  # 0-based head index within the block
-    previous_token: float
-    induction: float | None  # None when the prompt repeats no token
-    first_token: float
+class HeadNames:
+    """A head's names, from its `layer` (0-based block index, as in transformers' h.{layer})
+    and `head` (0-based within the block)."""
+
+    layer: int
+    head: int
 
     @property
     def label(self) -> str:
@@ -39,6 +38,15 @@ class HeadScore:
     def anchor(self) -> str:
         """The id of this head's cell on the forward-pass page, e.g. "head-5-1"."""
         return head_anchor(self.layer, self.head)
+
+
+@dataclass(frozen=True)
+class HeadScore(HeadNames):
+    layer: int
+    head: int
+    previous_token: float
+    induction: float | None  # None when the prompt repeats no token
+    first_token: float
 
     def score(self, kind: str) -> float | None:
         return {

@@ -10,6 +10,7 @@ macros(page): the page's blocks, all rendered from one ForwardPass computed once
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -86,11 +87,7 @@ def _round(value: float | None) -> float | None:
 def macros(page) -> dict[str, Callable[..., str]]:
     """{{ forward_*() }} blocks. Each computes nothing new: they all read the build's ForwardPass."""
 
-    def url(site_path: str) -> str:
-        found = page.url_for(site_path)
-        if found is None:
-            raise KeyError(f"{site_path} is not part of the site")
-        return found
+    url = functools.partial(page.required_url, fix="generator/forward/feature.py files() writes it")
 
     def fp() -> ForwardPass:
         return forward_pass(page.site)

@@ -22,6 +22,7 @@ from generator.engine.sampling import (
     top_p_filter,
     top_p_filter_gpt2,
 )
+from generator.forward import once_per_model
 from generator.settings import Settings
 from generator.walkthrough.toy import BLOCK, SEED, TOKENS, toy_attention
 
@@ -97,11 +98,7 @@ per_build(_RUNS.clear)  # like the forward pass it continues
 
 def continuation(settings: Settings) -> Continuation:
     """Computed on first use per root, cache and model settings, then reused."""
-    s = settings
-    key = (s.root, s.cache_dir, s.hub_cache, s.forward_prompt, s.gpt2_weights, s.may_download)
-    if key not in _RUNS:
-        _RUNS[key] = _continuation(settings)
-    return _RUNS[key]
+    return once_per_model(_RUNS, _continuation, settings)
 
 
 def _continuation(settings: Settings) -> Continuation:

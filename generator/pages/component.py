@@ -397,17 +397,7 @@ class ComponentMacros(PageContext):
 
     def _url(self, site_path: str) -> str:
         """A generated file's address from this page (raw HTML: MkDocs rewrites no link there)."""
-        url = self.url_for(site_path)
-        if url is None:
-            from generator.errors import InputError
-
-            raise InputError(
-                f"{site_path} is not part of the site",
-                file=f"docs/{self.src_path}",
-                entry=site_path,
-                fix="name a figure of generator/charts.py FIGURES",
-            )
-        return url
+        return self.required_url(site_path, fix="name a figure of generator/charts.py FIGURES")
 
 
 def table_path(key: str, kind: str, cfg: ModelConfig) -> str:

@@ -86,6 +86,18 @@ class PageContext:
             )
         return self.component
 
+    def required_url(self, docs_path: str, fix: str) -> str:
+        """url_for(docs_path), or an InputError naming this page, the path and `fix`."""
+        url = self.url_for(docs_path)
+        if url is None:
+            raise InputError(
+                f"links to {docs_path}, which is not part of the site",
+                file=f"docs/{self.src_path}",
+                entry=docs_path,
+                fix=fix,
+            )
+        return url
+
     def _excerpt(self, excerpt_id: str):
         return self.site.excerpt(excerpt_id, used_by=f"docs/{self.src_path}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from generator import accounting, blocks
 from generator.config import ModelConfig
@@ -21,6 +22,10 @@ from generator.render.cite import citation
 from generator.render.code import excerpt_anchor, literal
 from generator.render.diagram import architecture_map
 from generator.render.numbers import fmt_int, row_label
+
+if TYPE_CHECKING:
+    from generator.models.llama.changes import Change
+    from generator.pages.chain import Step
 
 
 class SiteMacros(PageContext):
@@ -215,10 +220,7 @@ class SiteMacros(PageContext):
 
         return "\n".join(
             self._change_section(
-                change.key,
-                change.title,
-                change.text,
-                ChangeWhy(why=change.why, cite=change.cite),
+                change,
                 size_tabs(functools.partial(cost_table, change), "llama", change.only_with),
                 (("gpt2", (change.gpt2,)), ("llama", change.llama)),
                 ("llama", change.page),
@@ -234,10 +236,7 @@ class SiteMacros(PageContext):
 
         return "\n".join(
             self._change_section(
-                step.key,
-                step.title,
-                step.text,
-                ChangeWhy(why=step.why, cite=step.cite),
+                step,
                 size_tabs(functools.partial(step_table, step), step.family),
                 (("before", step.before_code), ("after", step.after_code)),
                 (step.family, step.page),
@@ -247,15 +246,13 @@ class SiteMacros(PageContext):
 
     def _change_section(
         self,
-        key: str,
-        title: str,
-        text: str,
-        why: ChangeWhy,
+        change: Change | Step,
         costs: str,
         sides: tuple[tuple[str, tuple[str, ...]], ...],
         page: tuple[str, str],
     ) -> str:
         """One change: its heading, words, why, cost tabs, and the code of both sides."""
+        key, why = change.key, ChangeWhy(why=change.why, cite=change.cite)
         code = [
             code_render.code_tabs(
                 [self._excerpt(excerpt) for excerpt in excerpts],
@@ -267,7 +264,7 @@ class SiteMacros(PageContext):
         ]
         more = f"[{self.by_key_in(*page)}]({self._doc(page[1])})"
         return (
-            f"## {title} {{ #{key} }}\n\n{text} More on {more}.\n\n"
+            f"## {change.title} {{ #{key} }}\n\n{change.text} More on {more}.\n\n"
             f'{self.render_block(why)}\n\n<div class="itm-costs" markdown>\n\n{costs}\n\n</div>\n'
             f'<div class="grid" markdown>\n\n<div markdown>\n\n{code[0]}\n\n</div>\n\n'
             f"<div markdown>\n\n{code[1]}\n\n</div>\n\n</div>\n"

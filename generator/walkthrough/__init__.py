@@ -9,6 +9,7 @@ code.py       the code panel: the engine's own attention() with its line numbers
 data.py       the JSON file the page's widget reads
 blocks.py     the page blocks (data); their markup is in generator/templates/walkthrough_*.html
 feature.py    the plug-in point: files(site) and macros(page)
+page.py       what both walkthrough pages' macros share (links, scales, note, code panel)
 
 The Llama family's rotary step uses the same widget, templates and script on a toy of its own:
 rotary.py          the toy Llama layer's q and k, their angles and rotation (the Llama engine's

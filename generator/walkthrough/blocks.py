@@ -168,12 +168,12 @@ class Step(Block):
     formula: Markup  # TeX
     scales: tuple[Scale, ...]  # GPT-2's figures, one per size
     grids: tuple[Grid, ...]  # the toy's value grids
-    real_heads: RealHeads | None  # the softmax step's link to trained heads
-    trained: Markup  # Markdown: what this step shows of the trained head ("" for nothing)
     code_id: str
     first: int  # the step's lines in the engine's file
     last: int
     engine_file: str
+    real_heads: RealHeads | None = None  # the softmax step's link to trained heads
+    trained: Markup = Markup("")  # Markdown: what this step shows of the trained head
     demo: Block | None = None  # shown below the formula, with the toy (the rotary step's ShiftDemo)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -37,23 +38,50 @@ def rounded(array: np.ndarray) -> Nested:
     return walk(np.asarray(array, dtype=np.float64))
 
 
-def widget_data(toy: Toy, lines: dict[str, tuple[int, int]], code_block: str) -> dict:
-    """Everything the widget draws. lines: {step: (first, last)} in the engine's file."""
-    cfg: ModelConfig = toy.cfg
+def shared_data(
+    block: int,
+    cfg: ModelConfig,
+    tokens: Sequence[str],
+    token_ids: np.ndarray,
+    trace: dict[str, np.ndarray],
+    steps: Iterable,
+    lines: dict[str, tuple[int, int]],
+    code_block: str,
+    n_head: int | None = None,
+) -> dict:
+    """What every widget's data holds alike (walkthrough.js draws any of them): the layer
+    (`block`, from 0 as on every page), sizes, tokens, trace, and `steps` with their `lines`
+    {step: (first, last)} in the code block `code_block`; n_head when it holds fewer heads
+    than cfg has."""
     return {
-        "block": toy.block,  # from 0, as on every page
+        "block": block,
         "config": {
             "d_head": cfg.d_head,
             "d_model": cfg.d_model,
-            "n_head": cfg.n_head,
-            "n_tokens": toy.n_tokens,
+            "n_head": cfg.n_head if n_head is None else n_head,
+            "n_tokens": len(tokens),
         },
-        "tokens": list(toy.tokens),
-        "token_ids": [int(i) for i in toy.token_ids],
+        "tokens": list(tokens),
+        "token_ids": [int(i) for i in token_ids],
+        "trace": {key: rounded(value) for key, value in sorted(trace.items())},
+        "per_head": sorted(key for key, value in trace.items() if value.ndim == 3),
+        "steps": [
+            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
+            for s in steps
+        ],
+        "code_block": code_block,
+    }
+
+
+def widget_data(toy: Toy, lines: dict[str, tuple[int, int]], code_block: str) -> dict:
+    """Everything the widget draws. lines: {step: (first, last)} in the engine's file."""
+    cfg = toy.cfg
+    return {
+        **shared_data(
+            toy.block, cfg, toy.tokens, toy.token_ids, toy.trace, STEPS, lines, code_block
+        ),
         "colours": list(TOKEN_COLOURS),
         "x": rounded(toy.x),
-        "trace": {key: rounded(value) for key, value in sorted(toy.trace.items())},
-        "per_head": sorted(key for key, value in toy.trace.items() if value.ndim == 3),
         "matrices": {
             key: {
                 "symbol": symbol(key, cfg),
@@ -63,11 +91,6 @@ def widget_data(toy: Toy, lines: dict[str, tuple[int, int]], code_block: str) ->
             }
             for key, m in MATRICES.items()
         },
-        "steps": [
-            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
-            for s in STEPS
-        ],
-        "code_block": code_block,
     }
 
 
@@ -87,33 +110,21 @@ def trained_data(head, lines: dict[str, tuple[int, int]], code_block: str) -> di
     cfg = head.cfg
     shown = min(SHOWN, cfg.d_head)
     cut = {"merged", "projected"}
-    trace = {
-        key: rounded(value[:, :shown] if key in cut else value)
-        for key, value in sorted(head.trace.items())
-    }
+    trace = {key: value[:, :shown] if key in cut else value for key, value in head.trace.items()}
     full = {key: int(value.shape[-1]) for key, value in head.trace.items()}
+    tokens = [word(t) for t in head.tokens]
     return {
-        "block": head.layer,
+        **shared_data(head.layer, cfg, tokens, head.token_ids, trace, STEPS, lines, code_block, 1),
         "head": head.head,
         "label": head.label,
         "model": head.model,
-        "config": {
-            "d_head": cfg.d_head,
-            "d_model": cfg.d_model,
-            "n_head": 1,
-            "n_tokens": len(head.tokens),
-        },
         "shown": shown,
         # the key column the steps' words name (the word after the last word's earlier copy):
         # the script keeps it in view when a grid is wider than the screen
         "focus": found.target if (found := reading(head)) is not None else None,
         "full": {**full, "x": int(head.x.shape[-1])},
-        "tokens": [word(t) for t in head.tokens],
-        "token_ids": [int(i) for i in head.token_ids],
         "colours": colours(head.tokens),
         "x": rounded(head.x[:, :shown]),
-        "trace": trace,
-        "per_head": sorted(key for key, value in head.trace.items() if value.ndim == 3),
         "matrices": {
             key: {
                 "symbol": "[O₀ ‖ … ‖ Oₕ₋₁]" if key == "merged" else m.symbol,
@@ -123,9 +134,4 @@ def trained_data(head, lines: dict[str, tuple[int, int]], code_block: str) -> di
             }
             for key, m in MATRICES.items()
         },
-        "steps": [
-            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
-            for s in STEPS
-        ],
-        "code_block": code_block,
     }

@@ -6,31 +6,26 @@ macros(page)  walkthrough_header(), walkthrough(), walkthrough_code() for docs/w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from markupsafe import Markup
 
 from generator.config import CONFIGS, SIZES, ModelConfig
-from generator.errors import InputError
 from generator.render.numbers import fmt_int
 from generator.walkthrough import grids
 from generator.walkthrough.blocks import (
-    Bar,
-    Dim,
     Header,
     HeadLink,
-    Note,
-    PerModel,
     RealHeads,
-    Scale,
-    Step,
     TokenChip,
     TrainedNote,
     Walkthrough,
 )
-from generator.walkthrough.code import UPSTREAM, code_panel, engine_excerpt
+from generator.walkthrough.code import UPSTREAM, engine_excerpt
 from generator.walkthrough.data import trained_data, widget_data, widget_json
-from generator.walkthrough.gpt2_scale import Figure, step_figures
+from generator.walkthrough.gpt2_scale import step_figures
+from generator.walkthrough.page import HEAD, Size, WalkthroughPage
 from generator.walkthrough.steps import STEPS, check_steps, fill, text_fields
 from generator.walkthrough.toy import Toy, toy_attention
 from generator.walkthrough.trained import (
@@ -49,22 +44,17 @@ CITES = UPSTREAM  # the pinned excerpts its Code panel quotes
 DATA_PATH = "assets/walkthrough/attention.json"  # site path of the widget's data
 TRAINED_PATH = "assets/walkthrough/trained.json"  # the trained head's, in the same shape
 BESIDE_TOY = "gpt2"  # GPT-2 small: shown next to the toy until the reader picks another size
-HEAD = 0  # the toy's head the grids show until the reader picks another
-
-
-def gpt2_config() -> ModelConfig:
-    return CONFIGS[BESIDE_TOY]
+# The sizes the bar sets beside each GPT-2 size's and the trained head's model's, after tokens.
+BAR_SIZES: tuple[Size, ...] = (
+    ("d", "model", lambda c: c.d_model),
+    ("d", "head", lambda c: c.d_head),
+    ("heads", "", lambda c: c.n_head),
+)
 
 
 def gpt2_configs() -> tuple[ModelConfig, ...]:
     """Every GPT-2 size, in the order of the other pages' size tabs (the default first shown)."""
     return tuple(CONFIGS[name] for name in SIZES)
-
-
-def per_model(values: dict[str, str]) -> PerModel:
-    """One element per GPT-2 size, each holding that size's value; walkthrough.js shows the
-    reader's size. Without JavaScript, and for search, only BESIDE_TOY's is there."""
-    return PerModel(values=tuple(values.items()), default=BESIDE_TOY)
 
 
 def build_data(site) -> dict:
@@ -87,31 +77,17 @@ def files(site) -> dict[str, bytes]:
     }
 
 
-class WalkthroughMacros:
+class WalkthroughMacros(WalkthroughPage):
     """The page's macros; `page` is generator.pages.PageMacros."""
 
+    beside_toy = BESIDE_TOY
+
     def __init__(self, page) -> None:
-        self.page = page
         self.toy: Toy = toy_attention()
-        self.gpt2 = gpt2_config()
-        self.models = gpt2_configs()
-        self.figures: dict[str, dict[str, Figure]] = {
-            cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
-        }
+        super().__init__(page, self.toy, gpt2_configs(), step_figures)
         self.trained: TrainedHead = trained_head(page.site.settings)
         self.fields = self._fields()
         self.engine_file = engine_excerpt(page.site.root).path.rsplit("/", 1)[-1]
-
-    def _url(self, docs_path: str) -> str:
-        url = self.page.url_for(docs_path)
-        if url is None:
-            raise InputError(
-                f"links to {docs_path}, which is not part of the site",
-                file=f"docs/{self.page.src_path}",
-                entry=docs_path,
-                fix="keep docs/assets/walkthrough.js and .css; the JSON comes from files()",
-            )
-        return url
 
     def _real_heads(self) -> RealHeads:
         """The strongest head of each kind the forward-pass page found, if it reaches its kind's
@@ -145,7 +121,6 @@ class WalkthroughMacros:
     def walkthrough(self) -> str:
         """Settings, dims, legend, the seven steps with their grids, and the row panel."""
         data = build_data(self.page.site)
-        engine_lines = data["steps"]
         from generator.forward import PAGE as FORWARD
 
         forward_head = f"{self._url(FORWARD)}#{self.trained.anchor}"
@@ -154,12 +129,21 @@ class WalkthroughMacros:
             Walkthrough(
                 src=self._url(DATA_PATH),
                 trained_src=self._url(TRAINED_PATH),
-                bar=self._bar(),
-                note=self._note(),
+                # the trained head's option: which one, the title line and the note say
+                bar=self._bar(BAR_SIZES, "trained head", self.trained, "GPT-2"),
+                note=self._note(self.toy.block),
                 trained_note=self._trained_note(forward_head),
                 legend=grids.legend(),
                 steps=tuple(
-                    self._step(index, step, data, engine_lines[index - 1]["lines"])
+                    self._step(
+                        index,
+                        step,
+                        data,
+                        fill(step.text, self.fields),
+                        self.engine_file,
+                        real_heads=self._real_heads() if step.key == "softmax" else None,
+                        trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours
+                    )
                     for index, step in enumerate(STEPS, start=1)
                 ),
             )
@@ -167,79 +151,22 @@ class WalkthroughMacros:
 
     def code(self) -> str:
         """The engine's attention() beside the pinned upstream excerpts."""
-        site = self.page.site
-        used_by = f"docs/{self.page.src_path}"
-        upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in UPSTREAM]
         titles = {step.key: step.title for step in STEPS}
-        sources = self.page.url_for("sources.md")
-        panel = code_panel(
-            engine_excerpt(site.root),
-            upstream,
-            titles,
-            sources=sources,
-            render=self.page.render_block,
-        )
-        return self.page.render_block(panel)
+        return self._code(engine_excerpt(self.page.site.root), UPSTREAM, titles)
 
     # -- parts -------------------------------------------------------------------------------
-    def _labelled(self, value: Callable[[ModelConfig], str]) -> PerModel:
-        """ "GPT-2 XL 1,600": value(cfg) after the size's label, for every size."""
-        return per_model({cfg.name: f"{cfg.label} {value(cfg)}" for cfg in self.models})
-
     def _fields(self) -> dict[str, str]:
         """The steps' [[placeholders]]; GPT-2's differ by size and are given for each."""
         each = {cfg.name: text_fields(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models}
         return {
             **{
                 key: self.page.render_block(
-                    per_model({name: fields[key] for name, fields in each.items()})
+                    self._per_model((name, fields[key]) for name, fields in each.items())
                 )
                 for key in each[BESIDE_TOY]
             },
             **trained_fields(self.trained),
         }
-
-    def _bar(self) -> Bar:
-        toy, shown = self.toy.cfg, self.trained.cfg  # the toy, and the trained head's model
-        dims: tuple[tuple[str, str, str, str, Callable[[ModelConfig], str]], ...] = (
-            (
-                "tokens",
-                "",
-                fmt_int(self.toy.n_tokens),
-                fmt_int(len(self.trained.tokens)),
-                lambda c: f"up to {fmt_int(c.n_ctx)}",
-            ),
-            (
-                "d",
-                "model",
-                fmt_int(toy.d_model),
-                fmt_int(shown.d_model),
-                lambda c: fmt_int(c.d_model),
-            ),
-            ("d", "head", fmt_int(toy.d_head), fmt_int(shown.d_head), lambda c: fmt_int(c.d_head)),
-            ("heads", "", fmt_int(toy.n_head), fmt_int(shown.n_head), lambda c: fmt_int(c.n_head)),
-        )
-        return Bar(
-            models=tuple((cfg.name, cfg.label) for cfg in self.models),
-            trained="trained head",  # which one: the title line and the note say
-            default=BESIDE_TOY,
-            n_head=toy.n_head,
-            dims=tuple(
-                Dim(name, sub, ours, self._labelled(theirs), trained=head)
-                for name, sub, ours, head, theirs in dims
-            ),
-        )
-
-    def _note(self) -> Note:
-        toy = self.toy.cfg
-        return Note(
-            n_tokens=fmt_int(self.toy.n_tokens),
-            sentence=" ".join(self.toy.tokens),
-            d_model=fmt_int(toy.d_model),
-            n_head=fmt_int(toy.n_head),
-            d_head=fmt_int(toy.d_head),
-            block=self.toy.block,
-        )
 
     def _trained_note(self, forward_head: str) -> TrainedNote:
         t = self.trained
@@ -261,35 +188,6 @@ class WalkthroughMacros:
             ),
         )
 
-    def _step(self, index: int, step, data: dict, lines: list[int]) -> Step:
-        first, last = lines
-        return Step(
-            index=index,
-            key=step.key,
-            title=step.title,
-            text=Markup(fill(step.text, self.fields)),  # Markdown with TeX, ours
-            formula=Markup(step.formula),
-            scales=tuple(
-                Scale(
-                    name=cfg.name,
-                    model=cfg.label,
-                    hidden=cfg.name != BESIDE_TOY,
-                    line=self.figures[cfg.name][step.key].gpt2_line,
-                    toy_line=self.figures[cfg.name][step.key].toy_line,
-                    facts=self.figures[cfg.name][step.key].facts,
-                    picture=grids.scale_picture(self.figures[cfg.name][step.key], cfg.label),
-                )
-                for cfg in self.models
-            ),
-            grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
-            real_heads=self._real_heads() if step.key == "softmax" else None,
-            trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours
-            code_id=data["code_block"],
-            first=first,
-            last=last,
-            engine_file=self.engine_file,
-        )
-
 
 def trained_fields(head: TrainedHead) -> dict[str, str]:
     """The steps' [[t_…]] placeholders: what the trained head's words say of it."""
@@ -304,12 +202,7 @@ def trained_fields(head: TrainedHead) -> dict[str, str]:
 
 
 def macros(page) -> dict[str, Callable[..., str]]:
-    made: dict[str, WalkthroughMacros] = {}
-
-    def get() -> WalkthroughMacros:  # built on first use: other pages never pay for it
-        if "it" not in made:
-            made["it"] = WalkthroughMacros(page)
-        return made["it"]
+    get = functools.cache(lambda: WalkthroughMacros(page))  # built on first use, if at all
 
     return {
         "walkthrough_header": lambda *a, **k: get().header(*a, **k),

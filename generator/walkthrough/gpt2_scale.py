@@ -16,6 +16,7 @@ from generator.render.numbers import fmt_flops, fmt_int
 
 # Walkthrough step -> key of its attention FLOP row in generator.accounting.
 FLOP_ROWS = {"qkv": "c_attn", "scores": "scores", "weighted": "weighted_sum", "out": "c_proj"}
+ELEMENTWISE = ("FLOPs", "elementwise: not counted (only matrix products are)")
 WORDS = ((10**9, "a billion"), (10**6, "a million"), (10**3, "a thousand"))
 
 
@@ -76,11 +77,10 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
     cells = N * N
     masked = N * (N - 1) // 2
 
-    def per_token(value: int) -> tuple[str, str]:
-        return ("FLOPs per token", f"{fmt_flops(value)} ({fmt_int(value)})")
-
-    def per_sequence(value: int) -> tuple[str, str]:
-        return (f"FLOPs for {fmt_int(N)} tokens", fmt_flops(value * N))
+    def costs(value: int) -> tuple[tuple[str, str], ...]:
+        """The FLOPs facts: per token, and for a whole context."""
+        per_token = ("FLOPs per token", f"{fmt_flops(value)} ({fmt_int(value)})")
+        return per_token, (f"FLOPs for {fmt_int(N)} tokens", fmt_flops(value * N))
 
     heads_of = f"{h} heads × {dims(N, dh)}"
     grid_cells = (f"Cells per head at {fmt_int(N)} tokens", f"{fmt_int(cells)} ({in_words(cells)})")
@@ -90,8 +90,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("GEMM", f"X {dims(N, d)} · W_qkv {dims(d, 3 * d)}{bias}"),
                 ("Q, K, V", f"each {dims(N, d)}, split into {heads_of}"),
-                per_token(flops["qkv"]),
-                per_sequence(flops["qkv"]),
+                *costs(flops["qkv"]),
             ),
             grid=(N, dh),
             toy_grid=(n_tokens, toy.d_head),
@@ -101,8 +100,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("GEMM", f"{h} heads × Q {dims(N, dh)} · Kᵀ {dims(dh, N)}"),
                 grid_cells,
-                per_token(flops["scores"]),
-                per_sequence(flops["scores"]),
+                *costs(flops["scores"]),
             ),
             grid=(N, N),
             toy_grid=(n_tokens, n_tokens),
@@ -113,7 +111,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("Divisor", f"√{dh} = {root(dh)}"),
                 grid_cells,
-                ("FLOPs", "elementwise: not counted (only matrix products are)"),
+                ELEMENTWISE,
             ),
             grid=(N, N),
             toy_grid=(n_tokens, n_tokens),
@@ -133,7 +131,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("Rows", f"{h} heads × {fmt_int(N)} rows of {fmt_int(N)} weights"),
                 grid_cells,
-                ("FLOPs", "elementwise: not counted (only matrix products are)"),
+                ELEMENTWISE,
             ),
             grid=(N, N),
             toy_grid=(n_tokens, n_tokens),
@@ -143,8 +141,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("GEMM", f"{h} heads × A {dims(N, N)} · V {dims(N, dh)}"),
                 ("Output", heads_of),
-                per_token(flops["weighted"]),
-                per_sequence(flops["weighted"]),
+                *costs(flops["weighted"]),
             ),
             grid=(N, dh),
             toy_grid=(n_tokens, toy.d_head),
@@ -154,8 +151,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str
             facts=(
                 ("Merge", f"{heads_of} → {dims(N, d)}"),
                 ("GEMM", f"{dims(N, d)} · W_O {dims(d, d)}{bias}"),
-                per_token(flops["out"]),
-                per_sequence(flops["out"]),
+                *costs(flops["out"]),
             ),
             grid=(N, d),
             toy_grid=(n_tokens, toy.d_model),

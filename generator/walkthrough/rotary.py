@@ -24,8 +24,8 @@ from generator.models.llama.sizes import SIZES
 from generator.models.ops import apply_rotary, rope_angles, rope_cos_sin, rope_inv_freq
 from generator.models.weights import random_weights
 from generator.render.numbers import fmt_int
-from generator.walkthrough.data import rounded
-from generator.walkthrough.gpt2_scale import Figure
+from generator.walkthrough.data import rounded, shared_data
+from generator.walkthrough.gpt2_scale import ELEMENTWISE, Figure
 from generator.walkthrough.steps import Matrix
 from generator.walkthrough.toy import TOKEN_COLOURS, TOKENS
 
@@ -275,7 +275,7 @@ def step_figures(toy: ModelConfig, n_tokens: int, big: ModelConfig) -> dict[str,
                     f"({fmt_int(h)} + {fmt_int(h_kv)}) × {fmt_int(half)} = {fmt_int(rotated)}",
                 ),
                 ("… in all layers", f"{fmt_int(rotated * big.n_layer)}"),
-                ("FLOPs", "elementwise: not counted (only matrix products are)"),
+                ELEMENTWISE,
                 ("Cache", "keeps the rotated keys"),
             ),
             grid=(N, dh),
@@ -289,27 +289,14 @@ def widget_data(toy: RotaryToy, lines: dict[str, tuple[int, int]], code_block: s
     """What walkthrough.js draws, in the attention walkthrough's shape (data.widget_data)."""
     cfg = toy.cfg
     return {
-        "block": BLOCK,
-        "config": {
-            "d_head": cfg.d_head,
-            "d_model": cfg.d_model,
-            "n_head": cfg.n_head,
-            "n_tokens": toy.n_tokens,
-        },
-        "tokens": list(toy.tokens),
-        "token_ids": [int(i) for i in toy.token_ids],
+        **shared_data(
+            BLOCK, cfg, toy.tokens, toy.token_ids, toy.trace, steps(cfg), lines, code_block
+        ),
         "colours": list(TOKEN_COLOURS),
         "positions": [int(t) for t in toy.positions],
         "rates": rounded(toy.rates),
-        "trace": {key: rounded(value) for key, value in sorted(toy.trace.items())},
-        "per_head": sorted(key for key, value in toy.trace.items() if value.ndim == 3),
         "matrices": {
             key: {"symbol": m.symbol, "caption": m.caption, "columns": m.columns, "masked": False}
             for key, m in MATRICES.items()
         },
-        "steps": [
-            {"key": s.key, "title": s.title, "show": list(s.matrices), "lines": list(lines[s.key])}
-            for s in steps(cfg)
-        ],
-        "code_block": code_block,
     }

@@ -8,31 +8,30 @@ macros(page)  rotary_header(), rotary_walkthrough(), rotary_code() for docs/llam
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
-from markupsafe import Markup
-
-from generator.errors import InputError
 from generator.models import ops
-from generator.models.config import ModelConfig
 from generator.models.llama.sizes import SIZES
 from generator.render.code import fence_id
 from generator.render.numbers import fmt_int
 from generator.walkthrough import grids, rotary
 from generator.walkthrough.blocks import (
-    Bar,
-    Dim,
     Header,
-    Note,
-    PerModel,
-    Scale,
     ShiftDemo,
-    Step,
     Walkthrough,
 )
-from generator.walkthrough.code import EngineExcerpt, code_panel, function_lines, source_lines
+from generator.walkthrough.code import EngineExcerpt, function_lines, source_lines
 from generator.walkthrough.data import widget_json
-from generator.walkthrough.rotary import BLOCK, rotary_toy, step_figures, steps, widget_data
+from generator.walkthrough.page import HEAD, Size, WalkthroughPage
+from generator.walkthrough.rotary import (
+    BLOCK,
+    RotaryToy,
+    rotary_toy,
+    step_figures,
+    steps,
+    widget_data,
+)
 
 PAGE = "llama/walkthrough.md"
 TITLE = "Walkthrough: rotary positions"
@@ -40,7 +39,13 @@ TITLE = "Walkthrough: rotary positions"
 CITES = ("llama.rope-inv-freq", "llama.rope-forward", "llama.rotate-half", "llama.apply-rope")
 DATA_PATH = "assets/walkthrough/rotary.json"
 BESIDE_TOY = "llama-2-7b"  # shown next to the toy until the reader picks another size
-HEAD = 0
+# The sizes the bar sets beside each Llama size's, after tokens.
+BAR_SIZES: tuple[Size, ...] = (
+    ("d", "head", lambda c: c.d_head),
+    ("pairs", "", lambda c: c.d_head // 2),
+    ("heads", "", lambda c: c.n_head),
+    ("base", "", lambda c: round(c.rope_theta)),
+)
 # Each step's lines in ops.py: the functions that compute it.
 STEP_CODE = {
     "pairs": (ops.rotate_half, ops.rotate_half),
@@ -68,33 +73,15 @@ def files(site) -> dict[str, bytes]:
     return {DATA_PATH: widget_json(build_data(site))}
 
 
-class RotaryMacros:
+class RotaryMacros(WalkthroughPage):
     """The page's macros; `page` is generator.pages.PageMacros."""
 
+    beside_toy = BESIDE_TOY
+
     def __init__(self, page) -> None:
-        self.page = page
-        self.toy = rotary_toy()
-        self.models: tuple[ModelConfig, ...] = tuple(SIZES.values())
+        self.toy: RotaryToy = rotary_toy()
+        super().__init__(page, self.toy, tuple(SIZES.values()), step_figures)
         self.steps = steps(self.toy.cfg)
-        self.figures = {
-            cfg.name: step_figures(self.toy.cfg, self.toy.n_tokens, cfg) for cfg in self.models
-        }
-
-    def _url(self, docs_path: str) -> str:
-        url = self.page.url_for(docs_path)
-        if url is None:
-            raise InputError(
-                f"links to {docs_path}, which is not part of the site",
-                file=f"docs/{self.page.src_path}",
-                entry=docs_path,
-                fix="keep docs/assets/walkthrough.js and .css; the JSON comes from files()",
-            )
-        return url
-
-    def _per_model(self, value: Callable[[ModelConfig], str]) -> PerModel:
-        """ "Llama 2 7B 4,096": value(cfg) after the size's label, one per size."""
-        values = tuple((cfg.name, f"{cfg.label} {value(cfg)}") for cfg in self.models)
-        return PerModel(values=values, default=BESIDE_TOY)
 
     # -- macros ------------------------------------------------------------------------------
     def header(self) -> str:
@@ -115,93 +102,29 @@ class RotaryMacros:
             Walkthrough(
                 src=self._url(DATA_PATH),
                 trained_src=None,
-                bar=self._bar(),
-                note=self._note(),
+                bar=self._bar(BAR_SIZES, "", None, "Llama"),
+                note=self._note(BLOCK, after="input_layernorm"),
                 trained_note=None,
                 legend=dataclasses.replace(grids.legend(), masked=False),
                 steps=tuple(
-                    self._step(index, step, data, engine_file)
+                    self._step(
+                        index,
+                        step,
+                        data,
+                        step.text,
+                        engine_file,
+                        demo=self._shift_demo() if step.key == "rotate" else None,
+                    )
                     for index, step in enumerate(self.steps, start=1)
                 ),
             )
         )
 
     def code(self) -> str:
-        site = self.page.site
-        used_by = f"docs/{self.page.src_path}"
-        upstream = [site.excerpt(excerpt_id, used_by=used_by) for excerpt_id in CITES]
-        panel = code_panel(
-            ops_excerpt(site.root),
-            upstream,
-            {step.key: step.title for step in self.steps},
-            sources=self.page.url_for("sources.md"),
-            render=self.page.render_block,
-        )
-        return self.page.render_block(panel)
+        titles = {step.key: step.title for step in self.steps}
+        return self._code(ops_excerpt(self.page.site.root), CITES, titles)
 
     # -- parts -------------------------------------------------------------------------------
-    def _bar(self) -> Bar:
-        toy = self.toy.cfg
-        dims: tuple[tuple[str, str, str, Callable[[ModelConfig], str]], ...] = (
-            ("tokens", "", fmt_int(self.toy.n_tokens), lambda c: f"up to {fmt_int(c.n_ctx)}"),
-            ("d", "head", fmt_int(toy.d_head), lambda c: fmt_int(c.d_head)),
-            ("pairs", "", fmt_int(toy.d_head // 2), lambda c: fmt_int(c.d_head // 2)),
-            ("heads", "", fmt_int(toy.n_head), lambda c: fmt_int(c.n_head)),
-            ("base", "", fmt_int(round(toy.rope_theta)), lambda c: fmt_int(round(c.rope_theta))),
-        )
-        return Bar(
-            models=tuple((cfg.name, cfg.label) for cfg in self.models),
-            trained="",
-            default=BESIDE_TOY,
-            n_head=toy.n_head,
-            dims=tuple(
-                Dim(name, sub, ours, self._per_model(theirs)) for name, sub, ours, theirs in dims
-            ),
-            family="Llama",
-        )
-
-    def _note(self) -> Note:
-        toy = self.toy.cfg
-        return Note(
-            n_tokens=fmt_int(self.toy.n_tokens),
-            sentence=" ".join(self.toy.tokens),
-            d_model=fmt_int(toy.d_model),
-            n_head=fmt_int(toy.n_head),
-            d_head=fmt_int(toy.d_head),
-            block=BLOCK,
-            after="input_layernorm",
-        )
-
-    def _step(self, index: int, step, data: dict, engine_file: str) -> Step:
-        first, last = data["steps"][index - 1]["lines"]
-        return Step(
-            index=index,
-            key=step.key,
-            title=step.title,
-            text=Markup(step.text),  # Markdown with TeX, ours
-            formula=Markup(step.formula),
-            scales=tuple(
-                Scale(
-                    name=cfg.name,
-                    model=cfg.label,
-                    hidden=cfg.name != BESIDE_TOY,
-                    line=self.figures[cfg.name][step.key].gpt2_line,
-                    toy_line=self.figures[cfg.name][step.key].toy_line,
-                    facts=self.figures[cfg.name][step.key].facts,
-                    picture=grids.scale_picture(self.figures[cfg.name][step.key], cfg.label),
-                )
-                for cfg in self.models
-            ),
-            grids=tuple(grids.grid(data, key, HEAD) for key in step.matrices),
-            real_heads=None,
-            trained=Markup(""),
-            code_id=data["code_block"],
-            first=first,
-            last=last,
-            engine_file=engine_file,
-            demo=self._shift_demo() if step.key == "rotate" else None,
-        )
-
     def _shift_demo(self) -> ShiftDemo:
         """The rotate step's numbers: the same gap, the same score (rotary.shifted_scores)."""
         base = rotary.shifted_scores(self.toy, HEAD)[0]
@@ -224,12 +147,7 @@ class RotaryMacros:
 
 
 def macros(page) -> dict[str, Callable[..., str]]:
-    made: dict[str, RotaryMacros] = {}
-
-    def get() -> RotaryMacros:  # built on first use: other pages never pay for it
-        if "it" not in made:
-            made["it"] = RotaryMacros(page)
-        return made["it"]
+    get = functools.cache(lambda: RotaryMacros(page))  # built on first use, if at all
 
     return {
         "rotary_header": lambda: get().header(),

@@ -17,6 +17,7 @@ import numpy as np
 
 from generator import per_build
 from generator.config import ModelConfig
+from generator.forward.analysis import HeadNames
 from generator.settings import Settings
 
 # Short, and repeated once: from its second copy on, each word's next word can be read off the
@@ -32,7 +33,7 @@ per_build(_HEADS.clear)  # the weights found: an input a next build may change
 
 
 @dataclass(frozen=True)
-class TrainedHead:
+class TrainedHead(HeadNames):
     """One head of a trained model, traced on PHRASE by the engine."""
 
     model: str  # "stand-in" or "GPT-2 small"
@@ -48,16 +49,6 @@ class TrainedHead:
     induction: float  # its induction score on PHRASE
     chance: float  # the same score for evenly spread attention
     targets: dict[int, list[int]]  # repeated position -> positions after its earlier copies
-
-    @property
-    def label(self) -> str:
-        return f"{self.layer}.{self.head}"
-
-    @property
-    def anchor(self) -> str:
-        from generator.forward.analysis import head_anchor
-
-        return head_anchor(self.layer, self.head)
 
 
 def trained_head(settings: Settings) -> TrainedHead:
