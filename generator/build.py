@@ -283,7 +283,7 @@ def check_registry_claims(excerpts: dict[str, Excerpt]) -> None:
             if problem is not None:
                 raise InputError(
                     f"{problem[0]}: {source.claim!r}",
-                    file=f"generator/models/{family.name}/components.py",
+                    file=family.file,
                     entry=claim_id,
                     fix=problem[1],
                 )

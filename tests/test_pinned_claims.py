@@ -176,7 +176,7 @@ def test_a_registry_claim_whose_code_changed_stops_the_build_naming_it() -> None
     with pytest.raises(InputError) as caught:
         check_registry_claims(excerpts({"gpt2.block": "0" * 64}))
     error = caught.value
-    assert error.entry == "gpt2.block/gpt2.block" and error.file.endswith("gpt2/components.py")
+    assert error.entry == "gpt2.block/gpt2.block" and error.file.endswith("gpt2/family.toml")
     assert "approved against other text of gpt2.block" in error.problem
     assert "pre-norm" in error.problem and "itm claim approve gpt2.block/gpt2.block" in error.fix
 

@@ -1,6 +1,6 @@
 """The architecture map: a family's pre-norm block inside the full model, lines in SVG under boxes
 that are HTML links. The lines are drawn here, the same for every family, from the boxes of the
-family's layout (generator/models/<family>/map.py); the markup is templates/map_diagram.html.
+family's layout (the [map] of generator/models/<family>/family.toml); the markup is templates/map_diagram.html.
 
 Drawn from the component registry: every box is a link to its page (where one exists) and carries
 `data-light=KEY`, the same key as `\\htmlData{light=KEY}` in formulas, so hovering one lights the other.
