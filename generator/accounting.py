@@ -49,7 +49,6 @@ KAPLAN_NOTE: str = (
 
 # GPT-2's component keys and titles (each family's are get_family(name).registry).
 COMPONENTS: tuple[str, ...] = get_family("gpt2").components
-LABELS: dict[str, str] = {c.key: c.title for c in get_family("gpt2").registry}
 
 ATTENTION_GRID = ("scores", "weighted_sum")  # the attention rows that grow with T (T×T matmuls)
 

@@ -31,9 +31,9 @@ CODE = (
     "gpt2.attention-mask",
 )
 HF_CODE = ("hf.gpt2-cache-update",)
-# gpt-2's src/sample.py at the pinned commit. Two PyPI packages copied it, so the lines either
-# copy kept unchanged are quoted (see [[mirrors]] in sources/lock.toml); the lines no copy has
-# unchanged cannot be checked by a build without GitHub, so the page links to them instead.
+# gpt-2's src/sample.py at the pinned commit: the lines one of its two PyPI copies kept unchanged
+# are quoted ([[mirrors]] in sources/lock.toml); the rest (gpt-2-finetuning 1.0.14 rewrote them,
+# gpt2-client 2.1.5 dropped top-p) a build without GitHub cannot check, so the page links them.
 SAMPLE_CODE = ("gpt2.top-k-logits", "gpt2.sample-sequence")
 CITES = (*CODE, *HF_CODE, *SAMPLE_CODE)  # every pinned excerpt the page quotes
 SAMPLE_LINKS = (
@@ -41,26 +41,19 @@ SAMPLE_LINKS = (
     ("`sample_sequence`'s signature", 43, 43),
     ("its call of `top_p_logits`", 66, 66),
 )
-# Neither PyPI copy of src/sample.py ([[mirrors]] in sources/lock.toml) has those lines as they
-# are upstream: gpt-2-finetuning 1.0.14 rewrote them, gpt2-client 2.1.5 dropped top-p. How the
-# build checks its quotes is the README's and the Sources page's business, not this page's.
 
 
-def tex_tables() -> dict[str, bytes]:
+def files(site) -> dict[str, bytes]:
     """The cache and training tables of `itm numbers --format tex`, per size, at full context."""
     from generator.render.number_tables import generation, render_tex, training
 
-    files = {}
+    tables = {}
     for name in SIZES:
         cfg = CONFIGS[name]
         for kind, table in (("generation", generation), ("training", training)):
             text = render_tex(table(cfg, cfg.n_ctx)) + "\n"
-            files[f"tables/{kind}-{cfg.name}.tex"] = text.encode()
-    return files
-
-
-def files(site) -> dict[str, bytes]:
-    return tex_tables()
+            tables[f"tables/{kind}-{cfg.name}.tex"] = text.encode()
+    return tables
 
 
 # -- blocks ----------------------------------------------------------------------------------------

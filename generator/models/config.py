@@ -342,11 +342,6 @@ class ModelConfig:
             return self.qkv_bias
         return self.bias
 
-    @property
-    def any_bias(self) -> bool:
-        """Whether any projection has a bias."""
-        return any(self.biased(p) for p in (*PROJECTIONS, "mlp"))
-
     def layer_type(self, layer: int) -> LayerType:
         """ "sliding" or "full": whether layer `layer` sees a window or every earlier position."""
         if self.layer_types is not None:

@@ -167,7 +167,6 @@ SUMMARY_LABELS = {
     "flops_per_sequence": "Forward FLOPs / sequence of T tokens",
 }
 
-
 # Kaplan et al.'s N and C_forward describe GPT-2's shape; other families get the exact terms.
 FAMILY_SUMMARY_LABELS = {
     "params": "Parameters (as the model is built)",
@@ -177,7 +176,6 @@ FAMILY_SUMMARY_LABELS = {
     "flops_per_token": "Forward FLOPs / token (exact, matmuls) = 2N + grid + unembedding",
     "flops_per_sequence": "Forward FLOPs / sequence of T tokens",
 }
-
 
 EXPERT_SUMMARY_LABELS = {  # with experts, a token reads fewer parameters than the model holds
     "params": "Parameters (as the model is built)",
@@ -207,26 +205,13 @@ def generation(cfg: ModelConfig, n_ctx: int) -> Table:
     for cached, kind in ((True, "with cache"), (False, "recompute")):
         for r in acc.decode_flop_rows(cfg, n_ctx, cached=cached):
             rows.append([f"FLOPs, {kind}", row_label(r), r, r.value])
-        rows.append(
-            [f"FLOPs, {kind}", "Step total", "", acc.decode_flops(cfg, n_ctx, cached=cached)]
-        )
-    crossover = acc.cache_crossover(cfg)
-    rows.append(
-        [
-            "crossover",
-            "First t where reading the cache costs more than the rest",
-            "",
-            "never: the windows cap the keys read" if crossover is None else crossover,
-        ]
-    )
-    rows.append(
-        [
-            "crossover",
-            "Full-context sequences whose caches outweigh the weights",
-            "",
-            acc.cache_outweighs_weights(cfg),
-        ]
-    )
+        total = acc.decode_flops(cfg, n_ctx, cached=cached)
+        rows.append([f"FLOPs, {kind}", "Step total", "", total])
+    crossover = acc.cache_crossover(cfg) or "never: the windows cap the keys read"
+    first_t = "First t where reading the cache costs more than the rest"
+    outweigh = "Full-context sequences whose caches outweigh the weights"
+    rows.append(["crossover", first_t, "", crossover])
+    rows.append(["crossover", outweigh, "", acc.cache_outweighs_weights(cfg)])
     caption = f"{cfg.label}: generation, the step that reads token number t = {fmt_int(n_ctx)}"
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
 
