@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COLD = """
 import json, time
 start = time.perf_counter()
-from generator.forward.standin import train
+from generator.forward.standin_training import train
 weights, record = train()
 print(json.dumps({{"wall": time.perf_counter() - start, "record": record}}))
 """

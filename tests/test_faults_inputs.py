@@ -526,7 +526,7 @@ def test_train_standin_in_a_read_only_checkout_stops_before_training(tmp_path, m
     re-run) before finding it could not write the stand-in."""
     import tempfile
 
-    from generator.forward import standin
+    from generator.forward import standin_training as standin
 
     def trained(*args, **kwargs):
         raise AssertionError("trained before checking it could write the result")

@@ -26,13 +26,11 @@ from generator.forward.standin import (
     StandIn,
     artifact_bytes,
     load_standin,
-    probe_scores,
-    probe_sequences,
     standin_config,
-    train,
     vocabulary,
     weights_digest,
 )
+from generator.forward.standin_training import probe_scores, probe_sequences, train
 from generator.forward.tokens import WordTokenizer
 from tests.site_helpers import ROOT, build_env
 

@@ -137,7 +137,7 @@ def read_heads(path: Path) -> tuple[str, str, list]:
 
 def train_command(args: argparse.Namespace) -> int:
     from generator.engine import forward
-    from generator.forward.standin import probe_scores, probe_sequences, train_and_pin
+    from generator.forward.standin_training import probe_scores, probe_sequences, train_and_pin
 
     root = Path(args.root).resolve()
     s = train_and_pin(root, log=lambda m: print(m, file=sys.stderr))
