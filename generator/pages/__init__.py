@@ -8,6 +8,8 @@ the accounting and the pinned excerpts. Every number is computed, none is typed.
     site_index.py  SiteMacros: architecture_map, glossary, model_numbers, sources_index, ...
     features       each feature module's macros(page) (generator/features.py)
     sandbox.py     render_page: the page's Jinja, sandboxed and bounded in size and time
+    page_sizes.py  how much a value the page's Jinja makes holds (held, made_length)
+    page_clock.py  the timer on the page's own Jinja, paused while a macro runs
 """
 
 from __future__ import annotations

@@ -9,20 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
-import signal
-import threading
-from collections.abc import (
-    Callable,
-    ItemsView,
-    Iterable,
-    Iterator,
-    KeysView,
-    Mapping,
-    Sized,
-    ValuesView,
-)
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import jinja2
@@ -32,6 +19,20 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from jinja2.utils import Namespace
 
 from generator.errors import InputError
+from generator.pages.page_clock import clock_stopped, page_clock
+from generator.pages.page_sizes import (
+    LARGEST_POWER,
+    LONGEST_TEXT,
+    bits,
+    bits_of_power,
+    bounded,
+    check_size,
+    is_join,
+    length_of_product,
+    listed,
+    made_length,
+    owner_and_name,
+)
 
 
 class Macros(Protocol):
@@ -40,8 +41,6 @@ class Macros(Protocol):
     def namespace(self) -> dict[str, Callable[..., str]]: ...
 
 
-LONGEST_TEXT = 1 << 20  # characters (or items) a page's own arithmetic may make: 1 MiB
-LARGEST_POWER = 4096  # bits of an integer a page may compute
 LONGEST_PAGE = 16 << 20  # characters a filled page may hold (the longest is about 0.3 MiB)
 LARGEST_DIGITS = LARGEST_POWER * 3 // 10  # the digits of such an integer (|round's precision)
 MOST_MACRO_CALLS = 1_000  # calls of the generator's macros a page may make (the busiest: 12)
@@ -60,7 +59,6 @@ REFUSAL_FIX = (
     f" {LONGEST_TEXT:,} characters or items and runs at most {LONGEST_FILL:g} s: make the value"
     " smaller, or have a macro of the generator make it (generator/pages/, a feature's macros)"
 )
-HOLDERS = (list, tuple, set, frozenset, range, KeysView, ValuesView, ItemsView)  # held() opens
 
 
 class PageSandbox(ImmutableSandboxedEnvironment):
@@ -88,14 +86,14 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         self.globals["namespace"] = BoundedNamespace
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and _bits_of_power(left, right) > LARGEST_POWER:
+        if operator == "**" and bits_of_power(left, right) > LARGEST_POWER:
             raise SecurityError(f"{left} ** {right} is too large for a page")
-        if operator == "*" and _length_of_product(left, right) > LONGEST_TEXT:
+        if operator == "*" and length_of_product(left, right) > LONGEST_TEXT:
             raise SecurityError(f"a text or list {left!r:.40} × {right!r:.40} is too long")
-        if operator == "*" and _bits(left) + _bits(right) > LARGEST_POWER:
+        if operator == "*" and bits(left) + bits(right) > LARGEST_POWER:
             raise SecurityError(f"{left!r:.40} × {right!r:.40} is too large for a page")
         if operator == "+":
-            _check_size(left, right)
+            check_size(left, right)
         if operator == "%" and isinstance(left, str | bytes):
             raise SecurityError("a page cannot format text with %: a width makes any size")
         return super().call_binop(context, operator, left, right)
@@ -105,11 +103,11 @@ class PageSandbox(ImmutableSandboxedEnvironment):
         (`'a'.ljust(10**10)`) is refused before it runs (see `made_length`); what any call
         returns is checked, unless one of the generator's macros made it (dict.fromkeys(range(
         10**5), s) holds a text s 100,000 times)."""
-        if _is_join(__obj) and args:  # its items counted, then joined
-            args = (_listed(args[0]), *args[1:])
+        if is_join(__obj) and args:  # its items counted, then joined
+            args = (listed(args[0]), *args[1:])
         length = made_length(__obj, args, kwargs)
         if length > LONGEST_TEXT:
-            owner, name = _method(__obj)
+            owner, name = owner_and_name(__obj)
             raise SecurityError(
                 f"{name}(…) on {owner!r:.40} would make {length:,} characters: a value on a page "
                 f"holds at most {LONGEST_TEXT:,}"
@@ -206,7 +204,7 @@ class BoundedNamespace(Namespace):
     """`namespace()`, whose attributes (`{% set ns.x = … %}`) hold bounded values only."""
 
     def __setitem__(self, name: str, value: Any) -> None:
-        _check_size(value)
+        check_size(value)
         super().__setitem__(name, value)
 
 
@@ -243,147 +241,6 @@ FILTER_ARGUMENTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "sum": _sum_of_numbers,
     "round": _rounding_digits,
 }
-
-
-def _method(obj: Any) -> tuple[Any, str]:
-    """The object a method is bound to (None for a function) and the method's name."""
-    return getattr(obj, "__self__", None), getattr(obj, "__name__", "")
-
-
-def _is_join(obj: Any) -> bool:
-    owner, name = _method(obj)
-    return isinstance(owner, str | bytes) and name == "join"
-
-
-def _listed(items: Iterable[Any]) -> list[Any]:
-    """`items` as a list, refused past LONGEST_TEXT of them."""
-    listed = list(itertools.islice(items, LONGEST_TEXT + 1))
-    if len(listed) > LONGEST_TEXT:
-        raise SecurityError(f"a page joins more than {LONGEST_TEXT:,} items")
-    return listed
-
-
-def made_length(method: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """How long the text a str or bytes method (or int.to_bytes) will make, from its arguments,
-    for the methods an argument sizes (MADE_LENGTHS); 0 for any other call, or when the
-    arguments do not fit (the method then refuses them itself)."""
-    owner, name = _method(method)
-    if isinstance(owner, int) and name == "to_bytes":
-        return _int_or_zero(args[0] if args else kwargs.get("length", 1))
-    sizing = MADE_LENGTHS.get(name) if isinstance(owner, str | bytes) else None
-    try:
-        return sizing(owner, *args, **kwargs) if sizing else 0
-    except (TypeError, ValueError):
-        return 0
-
-
-def _padded(text: str | bytes, width: int, *fill: Any) -> int:
-    """ljust, rjust, center, zfill."""
-    return max(len(text), _int_or_zero(width))
-
-
-def _tabs_expanded(text: str | bytes, tabsize: int = 8) -> int:
-    return len(text) * max(1, _int_or_zero(tabsize))
-
-
-def _replaced(text: Any, old: Sized, new: Sized, count: int = -1) -> int:
-    times = text.count(old) if len(old) else len(text) + 1
-    if _int_or_zero(count) >= 0:
-        times = min(times, count)
-    return len(text) + times * (len(new) - len(old))
-
-
-def _joined(separator: str | bytes, items: list[Sized]) -> int:
-    return sum(map(len, items)) + len(separator) * max(len(items) - 1, 0)
-
-
-def _translated(text: str | bytes, table: Any, *delete: Any) -> int:
-    """str.translate maps each character to a text of any length (a dict or a list)."""
-    values = table.values() if isinstance(table, Mapping) else table
-    if not isinstance(values, list | tuple | ValuesView):
-        return len(text)  # bytes.translate: a byte for a byte
-    longest = max((len(v) for v in values if isinstance(v, str | bytes)), default=1)
-    return len(text) * max(1, longest)
-
-
-MADE_LENGTHS: dict[str, Callable[..., int]] = {
-    "ljust": _padded,
-    "rjust": _padded,
-    "center": _padded,
-    "zfill": _padded,
-    "expandtabs": _tabs_expanded,
-    "replace": _replaced,
-    "join": _joined,
-    "translate": _translated,
-}
-
-
-def _int_or_zero(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
-def held(value: Any, limit: int = LONGEST_TEXT) -> int:
-    """How much `value` holds, as its text would: the characters of its texts and integers and
-    the items of its lists, tuples, sets and dicts, an item counted wherever it appears (once
-    per reference: `[s] * 10**6` holds a million copies of s, as its text or any sum of it
-    would). The count stops soon after it passes `limit`: every step adds at least one, so it
-    takes at most about `limit` steps however a value repeats itself (no recursion: a list
-    nested 100,000 deep is fine)."""
-    total, todo = 0, [value]
-    while todo and total <= limit:
-        item = todo.pop()
-        if isinstance(item, str | bytes):
-            total += len(item)
-        elif isinstance(item, int):
-            total += 1 + item.bit_length() * 3 // 10  # about its digits
-        elif isinstance(item, dict):
-            total += len(item)
-            if total <= limit:
-                todo += item.keys()
-                todo += item.values()
-        elif isinstance(item, HOLDERS):
-            total += len(item)
-            if total <= limit:
-                todo += item
-        else:
-            total += 1
-    return total
-
-
-def bounded(value: Any) -> Any:
-    """`value`, after `_check_size`: a SecurityError past LONGEST_TEXT or LARGEST_POWER."""
-    _check_size(value)
-    return value
-
-
-def _bits(value: Any) -> int:
-    return value.bit_length() if isinstance(value, int) else 0
-
-
-def _check_size(*values: Any) -> None:
-    """A SecurityError when the values together hold more than LONGEST_TEXT (see `held`), or an
-    integer passes LARGEST_POWER bits."""
-    if sum(held(value) for value in values) > LONGEST_TEXT:
-        raise SecurityError(
-            f"a text or list passes {LONGEST_TEXT:,} characters or items (its copies counted)"
-        )
-    if any(_bits(v) > LARGEST_POWER for v in values):
-        raise SecurityError(f"an integer passes {LARGEST_POWER:,} bits")
-
-
-def _bits_of_power(base: Any, exponent: Any) -> int:
-    """About how many bits base ** exponent has (0 when it is not a positive integer power)."""
-    if not (isinstance(base, int) and isinstance(exponent, int) and exponent > 0):
-        return 0
-    return max(1, abs(base).bit_length()) * exponent
-
-
-def _length_of_product(left: Any, right: Any) -> int:
-    """What a text or list repeated by an integer holds (see `held`; 0 for any other product)."""
-    for sized, times in ((left, right), (right, left)):
-        if isinstance(sized, str | bytes | list | tuple) and isinstance(times, int):
-            return held(sized) * times
-    return 0
 
 
 def render_page(markdown: str, macros: Macros) -> str:
@@ -439,51 +296,5 @@ class GeneratorMacro:
                 f"the page calls the generator's macros more than {MOST_MACRO_CALLS:,} times:"
                 " a macro inside a loop? Call each where its output goes"
             )
-        with _clock_stopped():
+        with clock_stopped():
             return self._macro(*args, **kwargs)
-
-
-_clock = threading.local()
-
-
-def _clock_running() -> bool:
-    return getattr(_clock, "running", False)
-
-
-@contextmanager
-def _clock_stopped() -> Iterator[None]:
-    """The page clock (if it runs) stopped meanwhile, and started again with the time it had."""
-    left = signal.getitimer(signal.ITIMER_REAL)[0] if _clock_running() else 0.0
-    if left:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    try:
-        yield
-    finally:
-        if left:
-            signal.setitimer(signal.ITIMER_REAL, left)
-
-
-@contextmanager
-def page_clock(seconds: float) -> Iterator[None]:
-    """A SecurityError once the page's own Jinja has run `seconds` (a GeneratorMacro stops the
-    clock while it runs). SIGALRM's timer: in the main thread only, where builds fill
-    pages; elsewhere the page runs unclocked."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SecurityError(
-            f"the page's own Jinja ran for {seconds:g} s (its macros' time not counted): a loop "
-            "in a loop that does not end? Fill pages with macros, not long loops"
-        )
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    _clock.running = True
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        _clock.running = False
-        signal.signal(signal.SIGALRM, previous)
