@@ -106,6 +106,7 @@ def build_path_rows() -> list[tuple[str, str]]:
     rows.append(("heavy modules imported by them", ", ".join(heavy) or "none"))
 
     from generator import accounting as acc
+    from generator import scaling
     from generator.config import CONFIGS, SIZES, TOY
     from generator.engine import forward, toy_token_ids, toy_weights
     from generator.render.numbers import row_tex, row_text
@@ -120,7 +121,7 @@ def build_path_rows() -> list[tuple[str, str]]:
                 for row in acc.param_rows(cfg, component) + acc.flop_rows(cfg, component):
                     row_text(row), row_tex(row), row.value
                 acc.params_total(cfg, component), acc.flops_per_token(cfg, component)
-            acc.model_summary(cfg)
+            scaling.model_summary(cfg)
 
     _, t_acc = timed(all_accounting)
     rows.append(("all accounting rows, four sizes", f"{t_acc * 1000:.1f} ms"))

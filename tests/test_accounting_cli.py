@@ -7,6 +7,7 @@ import re
 import pytest
 
 from generator import accounting as acc
+from generator import scaling
 from generator.cli import main
 from generator.config import CONFIGS
 from generator.models import get_size
@@ -34,7 +35,7 @@ def test_a_row_label_names_its_numbers_and_the_renderers_write_them_out():
     window = rows["context.values"]
     assert window.label == "Values for {T} tokens (a window keeps the last {kept})"
     assert row_label(window) == "Values for 8,192 tokens (a window keeps the last 4,095)"
-    forward = acc.flop_relations(CONFIGS["gpt2"])[0]
+    forward = scaling.flop_relations(CONFIGS["gpt2"])[0]
     assert row_label(forward) == "Forward FLOPs per token at T = 1,024, exact"
     assert (
         row_label(forward, T="the context") == "Forward FLOPs per token at T = the context, exact"
@@ -122,7 +123,7 @@ def test_numbers_print_the_cache_and_training_rows(capsys):
     steps = [line.split()[-1] for line in out.splitlines() if "Step total" in line]
     assert steps == [fmt_int(acc.decode_flops(cfg, 300, cached=c)) for c in (True, False)]
     train = next(line for line in out.splitlines() if "Training step total" in line)
-    assert train.split()[-1] == fmt_int(acc.train_flops_per_token(cfg, 300))
+    assert train.split()[-1] == fmt_int(scaling.train_flops_per_token(cfg, 300))
     assert "reads token number t = 300" in out
 
 

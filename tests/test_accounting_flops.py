@@ -9,6 +9,7 @@ import functools
 import pytest
 
 from generator import accounting as acc
+from generator import scaling
 from generator.config import CONFIGS, SIZES
 
 torch = pytest.importorskip("torch")
@@ -101,7 +102,7 @@ def test_agreement_with_kaplan_table_1(name, T):
     d_attn, d_ff = cfg.n_head * cfg.d_head, 4 * d
     N = 2 * d * L * (2 * d_attn + d_ff)
     C_forward = 2 * N + 2 * L * T * d_attn
-    summary = acc.model_summary(cfg, T)
+    summary = scaling.model_summary(cfg, T)
     assert summary["kaplan_n"] == N and summary["kaplan_c_forward"] == C_forward
     exact = acc.flops_per_token(cfg, "model", T)
     assert exact - C_forward == 2 * L * T * d_attn + 2 * d * V == summary["flops_minus_kaplan"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from generator import accounting as acc
+from generator import scaling
 from generator.config import CONFIGS, SIZES, TOY
 
 torch = pytest.importorskip("torch")
@@ -121,14 +122,14 @@ def test_training_step_flops_equal_flop_counter(name, T):
     with FlopCounterMode(display=False) as counter:
         loss = model(tokens, labels=tokens, use_cache=False, attention_mask=mask(T, T)).loss
         loss.backward()
-    assert counter.get_total_flops() == acc.train_flops_per_token(cfg, T) * T
-    assert acc.train_flops_per_token(cfg, T) == 3 * acc.flops_per_token(cfg, "model", T)
+    assert counter.get_total_flops() == scaling.train_flops_per_token(cfg, T) * T
+    assert scaling.train_flops_per_token(cfg, T) == 3 * acc.flops_per_token(cfg, "model", T)
 
 
 def test_six_n_error_is_the_grid_and_the_unembedding():
     for name in SIZES:
         cfg = CONFIGS[name]
-        extra = acc.train_flops_per_token(cfg) - acc.six_n(cfg)
+        extra = scaling.train_flops_per_token(cfg) - scaling.six_n(cfg)
         grid = 2 * 2 * cfg.n_layer * cfg.n_ctx * cfg.d_model  # QKᵀ and A·V, full grid
         assert extra == 3 * (grid + 2 * cfg.d_model * cfg.vocab_size)
 
@@ -150,4 +151,4 @@ def test_adam_memory_equals_torch_adam_state():
         "adam.m": sum(optimizer.state[p]["exp_avg"].nbytes for p in params),
         "adam.v": sum(optimizer.state[p]["exp_avg_sq"].nbytes for p in params),
     }
-    assert found == {row.key: row.value for row in acc.train_memory_rows(cfg)}
+    assert found == {row.key: row.value for row in scaling.train_memory_rows(cfg)}

@@ -11,6 +11,7 @@ import functools
 import pytest
 
 from generator import accounting as acc
+from generator import scaling
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
 from generator.models.llama.names import NAMES as LLAMA_NAMES
@@ -110,7 +111,7 @@ def test_every_component_and_row_equals_numel(name: str) -> None:
     assert acc.instances(cfg, "block") == cfg.n_layer == len(model.model.layers)
     parts = ("ln1", "attention", "ln2", "mlp")
     assert sum(acc.params_total(cfg, part) for part in parts) == numel(model, ("model.layers.",))
-    summary = acc.model_summary(cfg)  # embedding: embed_tokens; non-embedding: layers + norm
+    summary = scaling.model_summary(cfg)  # embedding: embed_tokens; non-embedding: layers + norm
     assert summary["embedding_params"] == numel(model, ("model.embed_tokens.",))
     layers_and_norm = numel(model, ("model.layers.", "model.norm."))
     assert summary["non_embedding_params"] == layers_and_norm
@@ -160,9 +161,10 @@ def test_flops_per_module_equal_the_flop_counter_at_the_models_context(name: str
     assert at("lm_head") == per_token["unembed"] * T
     assert at("") == acc.flops_per_token(cfg, "model", T) * T
     # the shared identity (FLOP convention): 2 · block weights + the T × T grid + unembedding
-    grid = acc.attention_grid_flops(cfg, T)
+    grid = scaling.attention_grid_flops(cfg, T)
     assert (
-        per_token["model"] == 2 * acc.block_weights(cfg) + grid + 2 * cfg.d_model * cfg.vocab_size
+        per_token["model"]
+        == 2 * scaling.block_weights(cfg) + grid + 2 * cfg.d_model * cfg.vocab_size
     )
 
 

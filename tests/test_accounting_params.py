@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from generator import accounting as acc
+from generator import scaling
 from generator.config import CONFIGS, SIZES
 
 torch = pytest.importorskip("torch")
@@ -101,7 +102,7 @@ def test_kaplan_n_is_exactly_the_block_matrices_and_close_to_non_embedding(sized
         for name, p in model.named_parameters()
         if name.startswith("transformer.h.") and name.endswith(".weight") and ".c_" in name
     )
-    summary = acc.model_summary(cfg)
+    summary = scaling.model_summary(cfg)
     assert summary["kaplan_n"] == matrices
     non_embedding = numel(model, ("transformer.h.", "transformer.ln_f."), not cfg.bias)
     assert summary["non_embedding_params"] == non_embedding

@@ -20,7 +20,7 @@ fvcore_nn = pytest.importorskip("fvcore.nn")
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from generator import accounting  # noqa: E402
+from generator import scaling  # noqa: E402
 from generator.config import CONFIGS  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.weights import random_weights  # noqa: E402
@@ -63,7 +63,7 @@ class Logits(torch.nn.Module):
 
 @pytest.mark.parametrize(("cfg", "model"), MODELS, ids=[c.name for c, _ in MODELS])
 def test_the_ledger_equals_the_counters(cfg, model) -> None:
-    rows = {row.key: row.value for row in accounting.flop_relations(cfg, T)}
+    rows = {row.key: row.value for row in scaling.flop_relations(cfg, T)}
     ids = torch.as_tensor(np.random.default_rng(0).integers(0, cfg.vocab_size, T))[None, :]
     model = model.float()  # fvcore traces in float32; the counts do not depend on the dtype
     with FlopCounterMode(display=False) as counter, torch.no_grad():

@@ -13,7 +13,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator import accounting as acc
-from generator import blocks
+from generator import blocks, scaling
 from generator.config import CONFIGS, SIZES
 from generator.engine import forward
 from generator.engine.layers import softmax
@@ -131,7 +131,7 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
         (built_site / "components/model/index.html").read_text(encoding="utf-8"), "html.parser"
     )
     totals = [int(s.get_text().replace(",", "")) for s in model.select('[data-q="train.total"]')]
-    assert totals == [acc.train_flops_per_token(CONFIGS[n]) for n in SIZES]
+    assert totals == [scaling.train_flops_per_token(CONFIGS[n]) for n in SIZES]
     for kind in ("generation", "training"):
         assert (built_site / f"tables/{kind}-gpt2-xl.tex").is_file()
 

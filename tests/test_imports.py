@@ -107,6 +107,7 @@ LAYER_OF = {
     "generator.config": "models",
     "generator.engine": "models",
     "generator.accounting": "models",
+    "generator.scaling": "models",
     "generator.glossary": "models",
     "generator.differences": "models",
     # sources: pinned inputs (excerpts, checkpoints, web assets), resolved and verified

@@ -344,7 +344,7 @@ def test_every_quote_links_its_evidence_and_sources_names_every_page_that_quotes
 
 def computed_numbers() -> set[int]:
     """Every integer the engine and accounting can produce for the four sizes (≥ 10)."""
-    from generator import accounting
+    from generator import accounting, scaling
     from generator.config import CONFIGS
 
     values: set[int] = set()
@@ -365,7 +365,7 @@ def computed_numbers() -> set[int]:
                 values.add(row.value)
                 values |= {factor for term in row.terms for factor in term}
             values.add(accounting.params_total(cfg, component))
-        values |= {v for v in accounting.model_summary(cfg).values() if isinstance(v, int)}
+        values |= {v for v in scaling.model_summary(cfg).values() if isinstance(v, int)}
     return {v for v in values if v >= 10}
 
 

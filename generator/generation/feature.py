@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generator import accounting as acc
+from generator import scaling
 from generator.blocks import Block, Markup
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.generation import blocks, data
@@ -47,13 +48,12 @@ def files(site) -> dict[str, bytes]:
     """The cache and training tables of `itm numbers --format tex`, per size, at full context."""
     from generator.render.number_tables import generation, render_tex, training
 
-    tables = {}
-    for name in SIZES:
-        cfg = CONFIGS[name]
-        for kind, table in (("generation", generation), ("training", training)):
-            text = render_tex(table(cfg, cfg.n_ctx)) + "\n"
-            tables[f"tables/{kind}-{cfg.name}.tex"] = text.encode()
-    return tables
+    kinds = (("generation", generation), ("training", training))
+    return {
+        f"tables/{kind}-{cfg.name}.tex": (render_tex(table(cfg, cfg.n_ctx)) + "\n").encode()
+        for cfg in (CONFIGS[name] for name in SIZES)
+        for kind, table in kinds
+    }
 
 
 # -- blocks ----------------------------------------------------------------------------------------
@@ -230,13 +230,13 @@ def cache_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.CacheCost:
 
 def training_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.TrainingCost:
     """The whole-model page, one size: a training token's FLOPs beside 6N, and Adam's memory."""
-    total = acc.train_flops_per_token(cfg)
-    six = acc.six_n(cfg)
-    memory = acc.train_memory_rows(cfg)
+    total = scaling.train_flops_per_token(cfg)
+    six = scaling.six_n(cfg)
+    memory = scaling.train_memory_rows(cfg)
     memory_total = sum(r.value for r in memory)
     flops_head = (f"Per token at T = {fmt_int(cfg.n_ctx)}", "Calculation", "FLOPs")
     return blocks.TrainingCost(
-        flops=rows_table(acc.train_flop_rows(cfg), flops_head, "train"),
+        flops=rows_table(scaling.train_flop_rows(cfg), flops_head, "train"),
         total=fmt_int(total),
         kaplan_n=Markup(tex_int(acc.kaplan_n(cfg))),
         six_n=Markup(tex_int(six)),
@@ -296,5 +296,5 @@ def macros(page) -> dict[str, Callable[..., str]]:
                 page.render_block,
             )
         ),
-        "training_cost": lambda: tabs(training_cost, acc.TRAIN_NOTE),
+        "training_cost": lambda: tabs(training_cost, scaling.TRAIN_NOTE),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from generator import accounting, blocks
+from generator import accounting, blocks, scaling
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
@@ -89,7 +89,7 @@ class SiteMacros(PageContext):
         """The whole model's headline numbers per size, next to Kaplan et al.'s approximations."""
 
         def render(cfg: ModelConfig) -> str:
-            m = accounting.model_summary(cfg)
+            m = scaling.model_summary(cfg)
             rows = [
                 (
                     "Parameters (GPT-2 ties wte and the unembedding)",
@@ -125,15 +125,15 @@ class SiteMacros(PageContext):
             ]
             return "\n".join(lines) + "\n"
 
-        return size_tabs(render) + f"\n{accounting.KAPLAN_NOTE}\n"
+        return size_tabs(render) + f"\n{scaling.KAPLAN_NOTE}\n"
 
     def family_numbers(self) -> str:
         """A family's headline numbers per size: its parameters by part, its FLOPs per token split
         into the shared convention's three terms, and its KV cache per token."""
 
         def render(cfg: ModelConfig) -> str:
-            m = accounting.model_summary(cfg)
-            grid = accounting.attention_grid_flops(cfg)
+            m = scaling.model_summary(cfg)
+            grid = scaling.attention_grid_flops(cfg)
             kv = {r.key: r.value for r in accounting.kv_cache_rows(cfg)}
             tied = "tied to the token embedding" if cfg.tied_embeddings else "untied"
             experts = cfg.experts is not None  # what a token reads is then less than the model
@@ -356,7 +356,7 @@ class SiteMacros(PageContext):
 
         models = [family_sizes(name)[0] for name in FAMILIES]
         models += [cfg for cfg in family_sizes("llama")[1:] if cfg.sliding_window]
-        table = [accounting.flop_relations(cfg) for cfg in models]
+        table = [scaling.flop_relations(cfg) for cfg in models]
         lines = ["| Quantity | " + " | ".join(cfg.label for cfg in models) + " |"]
         lines.append("| :-- |" + " --: |" * len(models))
         # a row's words from a model with a window, when one has (they say what every column counts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from generator import accounting as acc
+from generator import scaling
 from generator.accounting import Row
 from generator.config import ModelConfig
 from generator.models import get_family
@@ -39,7 +40,7 @@ def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -
     wrap = textwrap.TextWrapper(100, comment, comment, break_on_hyphens=False)
     parts.append(wrap.fill(acc.FLOP_CONVENTION))
     if not component:
-        parts += [wrap.fill(acc.DECODE_NOTE), wrap.fill(acc.TRAIN_NOTE)]
+        parts += [wrap.fill(acc.DECODE_NOTE), wrap.fill(scaling.TRAIN_NOTE)]
     return "\n\n".join(parts)
 
 
@@ -136,12 +137,10 @@ def detail(
         rows.append(["FLOPs / token", row_label(row), row, row.value])
     total = acc.flops_per_token(cfg, component, n_ctx, layer)
     rows.append(["FLOPs / token", "Per-instance total", "", total])
-    caption = f"{labels(cfg)[component]} [{component}], {acc.instances(cfg, component)} instance(s)"
+    title = f"{labels(cfg)[component]} [{component}]"
+    caption = f"{title}, {acc.instances(cfg, component)} instance(s)"
     if kind:
-        caption = (
-            f"{labels(cfg)[component]} [{component}], layers with {kind}: {len(layers)} "
-            f"instance(s) ({layer_list(layers)})"
-        )
+        caption = f"{title}, layers with {kind}: {len(layers)} instance(s) ({layer_list(layers)})"
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
 
 
@@ -189,8 +188,8 @@ EXPERT_SUMMARY_LABELS = {  # with experts, a token reads fewer parameters than t
 
 
 def summary(cfg: ModelConfig, n_ctx: int) -> Table:
-    s = acc.model_summary(cfg, n_ctx)
-    chosen = SUMMARY_LABELS if acc.kaplan_shape(cfg) else FAMILY_SUMMARY_LABELS
+    s = scaling.model_summary(cfg, n_ctx)
+    chosen = SUMMARY_LABELS if scaling.kaplan_shape(cfg) else FAMILY_SUMMARY_LABELS
     if cfg.experts is not None:
         chosen = EXPERT_SUMMARY_LABELS
     rows: list[list[Cell]] = [[label, s[key]] for key, label in chosen.items()]
@@ -219,15 +218,15 @@ def generation(cfg: ModelConfig, n_ctx: int) -> Table:
 def training(cfg: ModelConfig, n_ctx: int) -> Table:
     """A training step's FLOPs per token next to 6N, and Adam's memory per parameter."""
     rows: list[list[Cell]] = [
-        ["FLOPs / token", row_label(r), r, r.value] for r in acc.train_flop_rows(cfg, n_ctx)
+        ["FLOPs / token", row_label(r), r, r.value] for r in scaling.train_flop_rows(cfg, n_ctx)
     ]
-    total = acc.train_flops_per_token(cfg, n_ctx)
+    total = scaling.train_flops_per_token(cfg, n_ctx)
     rows.append(["FLOPs / token", "Training step total", "", total])
-    kaplan = acc.kaplan_shape(cfg)
-    six_n = acc.six_n(cfg) if kaplan else 6 * acc.block_weights(cfg, active=True)
+    kaplan = scaling.kaplan_shape(cfg)
+    six_n = scaling.six_n(cfg) if kaplan else 6 * scaling.block_weights(cfg, active=True)
     rows.append(["FLOPs / token", "Kaplan's 6N" if kaplan else "6N", "", six_n])
     rows.append(["FLOPs / token", "Exact − 6N", "", total - six_n])
-    memory = acc.train_memory_rows(cfg)
+    memory = scaling.train_memory_rows(cfg)
     rows += [["bytes", row_label(r), r, r.value] for r in memory]
     rows.append(["bytes", "Weights, gradients and Adam state", "", sum(r.value for r in memory)])
     caption = f"{cfg.label}: a training step at T = {fmt_int(n_ctx)} (float32, Adam)"
