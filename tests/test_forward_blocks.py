@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from generator import blocks
-from generator.forward import current, render
+from generator.forward import current, render, residual
 from generator.forward.blocks import SourceNote
 from generator.forward.head_images import attention_svg
 from generator.settings import Settings
@@ -26,7 +26,7 @@ def test_hostile_token_text_reaches_every_block_escaped() -> None:
     )
     shown = {
         "tokens": blocks.render(render.tokens_block(fp)),
-        "residual": blocks.render(render.residual_block(fp)),
+        "residual": blocks.render(residual.residual_block(fp)),
         "predictions": blocks.render(render.predictions_block(fp)),
         "removals": blocks.render(render.removal_block(fp)),  # the last token
         "svg": attention_svg(fp.attention(0, 0), fp.tokens, "t").decode(),

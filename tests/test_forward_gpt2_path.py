@@ -11,7 +11,7 @@ import pytest
 from generator import blocks, config
 from generator.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.engine import forward, load_safetensors
-from generator.forward import current, feature, render
+from generator.forward import current, feature, head_blocks, render
 from generator.forward.pipeline import Gpt2Source
 from generator.inputs import BuildInputs
 from generator.settings import Settings
@@ -63,10 +63,10 @@ def test_with_the_pinned_files_the_page_shows_that_model(tiny_root, tmp_path, mo
     # What the home page promises of the forward pass: this model's own heads, all of them.
     promise = blocks.render(render.promise(fp))
     assert promise.startswith(f"all {TINY.n_layer * TINY.n_head} heads of {TINY.label}"), promise
-    found = blocks.render(render.found_block(fp))  # with the heads the papers name, and scores
+    found = blocks.render(head_blocks.found_block(fp))  # with the heads the papers name, and scores
     assert found.count("<li data-head=") == 4 and "Wang et al. 2022" in found
 
-    gallery = blocks.render(render.gallery_block(fp, lambda path: path))
+    gallery = blocks.render(head_blocks.gallery_block(fp, lambda path: path))
     assert gallery.count('class="itm-head"') == TINY.n_layer * TINY.n_head
     files = feature.files(BuildInputs(settings, excerpts={}))
     assert sum(name.endswith(".svg") for name in files) == TINY.n_layer * TINY.n_head

@@ -27,9 +27,10 @@ from bs4 import BeautifulSoup
 from generator import blocks, config
 from generator.checkpoints import PINS_FILE
 from generator.engine import forward
-from generator.forward import current, feature, render
+from generator.forward import current, feature, head_blocks, render
 from generator.forward.analysis import score_heads
 from generator.forward.head_images import LABELLED_MAX, MASKED, thumbnail_side, view_ticks
+from generator.forward.residual import RESIDUAL_CSV, residual_block
 from generator.inputs import BuildInputs
 from generator.settings import Settings
 from tests.axe_helpers import run_axe, serious
@@ -85,14 +86,14 @@ def test_a_long_prompt_gives_pooled_thumbnails_pixel_views_and_summary_blocks(ti
     assert len(thumbs) == len(views) == TINY_LONG.n_layer * TINY_LONG.n_head
     assert {png_size(t) for t in thumbs} == {(thumbnail_side(T),) * 2}
     assert all(b"data:image/png;base64," in v and v.count(b"<path") == 1 for v in views)
-    rows = list(csv.reader(io.StringIO(files[render.RESIDUAL_CSV].decode())))
+    rows = list(csv.reader(io.StringIO(files[RESIDUAL_CSV].decode())))
     assert rows[0][:3] == ["position", "token", "embedding"] and len(rows) == T + 1
     np.testing.assert_allclose(
         [[float(v) for v in row[2:]] for row in rows[1:]], fp.residual_norms.T, atol=5e-5
     )
 
-    link = {render.RESIDUAL_CSV: "../forward/residual-norms.csv"}.get
-    residual = BeautifulSoup(blocks.render(render.residual_block(fp, link)), "html.parser")
+    link = {RESIDUAL_CSV: "../forward/residual-norms.csv"}.get
+    residual = BeautifulSoup(blocks.render(residual_block(fp, link)), "html.parser")
     assert [th.get_text() for th in residual.select("thead th")][2:] == [
         "smallest",
         "median",
@@ -109,7 +110,7 @@ def test_a_long_prompt_gives_pooled_thumbnails_pixel_views_and_summary_blocks(ti
     assert len(tokens.select(".itm-scroll--tall[role=region][tabindex='0'] li.itm-token")) == T
     predictions = blocks.render(render.predictions_block(fp))
     assert 'class="itm-scroll itm-scroll--tall"' in predictions
-    gallery = blocks.render(render.gallery_block(fp, lambda path: path))
+    gallery = blocks.render(head_blocks.gallery_block(fp, lambda path: path))
     assert f'width="{thumbnail_side(T)}"' in gallery
     assert "covers 3 × 3 cells" in gallery and "marked every 16 positions" in gallery
 
@@ -127,11 +128,11 @@ def test_a_short_prompt_on_the_same_model_keeps_every_position(tiny_long):
     assert T == LABELLED_MAX and not render.summarised(fp)
     assert fp.attention(0, 0).dtype == np.float64
     files = feature.files(BuildInputs(tiny_long(LABELLED_MAX), excerpts={}))
-    assert render.RESIDUAL_CSV not in files
-    residual = BeautifulSoup(blocks.render(render.residual_block(fp)), "html.parser")
+    assert RESIDUAL_CSV not in files
+    residual = BeautifulSoup(blocks.render(residual_block(fp)), "html.parser")
     assert len(residual.select("thead th")) == T + 1
     assert "itm-scroll--tall" not in blocks.render(render.tokens_block(fp))
-    assert "covers" not in blocks.render(render.gallery_block(fp, lambda path: path))
+    assert "covers" not in blocks.render(head_blocks.gallery_block(fp, lambda path: path))
 
 
 # -- the whole site, built with a prompt that fills the context ----------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from generator.checkpoints import PINS_FILE, CheckpointPin, checkpoint_pin
 from generator.drawing import Figure
-from generator.forward import PAGE, analysis, render  # PAGE#head-5-1: a head on the page
+from generator.forward import PAGE, analysis, head_blocks, render, residual  # PAGE#head-5-1: a head
 from generator.forward.head_images import attention_view, thumbnail_png
 from generator.forward.pipeline import ForwardPass, StandinSource
 from generator.forward.training_figure import training_figure
@@ -46,7 +46,7 @@ def files(site: BuildInputs) -> dict[str, bytes]:
         out[render.head_file(h.layer, h.head, "svg")] = attention_view(pattern, shown, title)
     out["forward/heads.json"] = heads_json(fp)
     if render.summarised(fp):
-        out[render.RESIDUAL_CSV] = render.residual_csv(fp)
+        out[residual.RESIDUAL_CSV] = residual.residual_csv(fp)
     return out
 
 
@@ -105,10 +105,10 @@ def macros(page) -> dict[str, Callable[..., str]]:
     return {
         "forward_source": source,
         "forward_tokens": lambda: page.render_block(render.tokens_block(fp())),
-        "forward_residual": lambda: page.render_block(render.residual_block(fp(), url)),
-        "forward_found": lambda: page.render_block(render.found_block(fp())),
-        "forward_gallery": lambda: page.render_block(render.gallery_block(fp(), url)),
-        "forward_scores": lambda: page.render_block(render.scores_table(fp())),
+        "forward_residual": lambda: page.render_block(residual.residual_block(fp(), url)),
+        "forward_found": lambda: page.render_block(head_blocks.found_block(fp())),
+        "forward_gallery": lambda: page.render_block(head_blocks.gallery_block(fp(), url)),
+        "forward_scores": lambda: page.render_block(head_blocks.scores_table(fp())),
         "forward_predictions": lambda: page.render_block(render.predictions_block(fp())),
         "forward_removals": lambda: page.render_block(render.removal_block(fp())),
         "forward_training": training,

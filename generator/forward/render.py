@@ -1,4 +1,5 @@
-"""The forward-pass page's blocks, each filled from a ForwardPass at build time.
+"""The forward-pass page's blocks, each filled from a ForwardPass at build time (the residual
+stream's in residual.py, the heads' in head_blocks.py).
 
 Each function gathers one block's data (generator/forward/blocks.py); its template in
 generator/templates/forward_*.html holds the markup. Every block reads well without JavaScript:
@@ -14,71 +15,31 @@ in boxes that scroll. Up to that length every block is what it always was, byte 
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
-
-import numpy as np
 
 from generator.checkpoints import WEIGHTS_FILE, CheckpointPin
 from generator.forward.ablation import repeat_positions
-from generator.forward.analysis import KINDS, SHORT, THRESHOLDS, head_anchor, strongest
+from generator.forward.analysis import THRESHOLDS, head_anchor
 from generator.forward.blocks import (
-    FoundHeads,
-    FoundKind,
-    Gallery,
-    GalleryHead,
-    GalleryRow,
-    HeadLink,
     Howto,
-    Literature,
-    LiteratureHead,
     Predictions,
     Probe,
     Promise,
     Reached,
     RemovalRow,
     Removals,
-    ResidualCell,
-    ResidualRow,
-    ResidualStream,
-    ScoreRow,
-    ScoresTable,
     SourceNote,
     Tokens,
     Training,
 )
-from generator.forward.head_images import (
-    LABELLED_MAX,
-    colour,
-    hex_colour,
-    pool_factor,
-    text_colour,
-    thumbnail_side,
-    view_ticks,
-)
-from generator.forward.literature import compare, verdict
-from generator.forward.pipeline import (
-    DEFAULT_PROMPT,
-    ForwardPass,
-    Gpt2Source,
-    StandinSource,
-)
+from generator.forward.head_images import LABELLED_MAX
+from generator.forward.pipeline import DEFAULT_PROMPT, ForwardPass, Gpt2Source, StandinSource
 from generator.forward.training_figure import CURVES, first_reaching
 from generator.forward.training_figure import FILE as TRAINING_FILE
 from generator.render.code import visible
 from generator.render.numbers import fmt_int
 
-KIND_TEXT = {  # kind -> (what the page calls such heads, what they do)
-    "previous-token": ("previous-token heads", "each position looks at the one just before it"),
-    "induction": ("induction heads", "a repeated token looks at what followed its earlier copy"),
-    "first-token": (
-        "heads that rest on the first token when nothing else is worth attending to",
-        "",  # the name says it
-    ),
-}
 Url = Callable[[str], str]  # site path -> link relative to the page
-RESIDUAL_CSV = "forward/residual-norms.csv"  # every norm, for a prompt the page summarises
 
 
 def summarised(fp: ForwardPass) -> bool:
@@ -172,190 +133,6 @@ def _tokenizer_name(fp: ForwardPass) -> str:
     if fp.source.is_gpt2:
         return "GPT-2's byte-level BPE of the pinned revision"
     return "the stand-in's own word vocabulary (not GPT-2's)"
-
-
-# -- residual stream -------------------------------------------------------------------------------
-def residual_block(fp: ForwardPass, url: Url | None = None) -> ResidualStream:
-    """A column per position; for a long prompt (summarised), position 0 and the smallest, median
-    and largest norm over the other positions, with a link (url) to every value as CSV. Colour is
-    on one log scale over every norm either way."""
-    norms = fp.residual_norms  # [n_layer + 1, T]
-    logs = np.log(norms)
-    low, high = float(logs.min()), float(logs.max())
-    span = high - low or 1.0
-
-    def cell(value: float, where: str) -> ResidualCell:
-        rgb = colour(np.array(0.85 * (np.log(value) - low) / span))
-        return ResidualCell(
-            hex_colour(rgb), text_colour(rgb), f"{where}: {value:.2f}", _short(value)
-        )
-
-    labels = [_stream(r) for r in range(len(norms))]
-    growth = norms[-1] / norms[0]
-    median = float(np.median(growth[1:])) if len(growth) > 1 else float(growth[0])
-    growths = {"median_growth": f"{median:.1f}", "first_growth": f"{float(growth[0]):.1f}"}
-    if not summarised(fp):
-        return ResidualStream(
-            columns=tuple((show(t), f"position {i}") for i, t in enumerate(fp.tokens)),
-            rows=tuple(
-                ResidualRow(
-                    label, tuple(cell(v, f"{label}, position {i}") for i, v in enumerate(row))
-                )
-                for label, row in zip(labels, norms, strict=True)
-            ),
-            **growths,
-        )
-    if url is None:
-        raise ValueError("a summarised residual table links its CSV: pass url")
-    last = len(fp.tokens) - 1  # positions 1 … last are summarised
-    over = f"positions 1–{last}"  # positions are indices: no thousands separator, as on the chips
-    rows = []
-    for label, row in zip(labels, norms, strict=True):
-        rest = row[1:]
-        low_at, high_at = int(np.argmin(rest)) + 1, int(np.argmax(rest)) + 1
-        rows.append(
-            ResidualRow(
-                label,
-                (
-                    cell(row[0], f"{label}, position 0"),
-                    cell(row[low_at], f"{label}, smallest of {over} (position {low_at})"),
-                    cell(float(np.median(rest)), f"{label}, median of {over}"),
-                    cell(row[high_at], f"{label}, largest of {over} (position {high_at})"),
-                ),
-            )
-        )
-    return ResidualStream(
-        columns=(
-            (show(fp.tokens[0]), "position 0"),
-            ("smallest", f"the smallest norm of {over}"),
-            ("median", f"the median norm of {over}"),
-            ("largest", f"the largest norm of {over}"),
-        ),
-        rows=tuple(rows),
-        summary_of=fmt_int(last),
-        csv=url(RESIDUAL_CSV),
-        **growths,
-    )
-
-
-def residual_csv(fp: ForwardPass) -> bytes:
-    """Every norm of the residual table: a row per position (its token as the page shows it),
-    a column per stream, four decimals."""
-    out = io.StringIO()
-    table = csv.writer(out, lineterminator="\n")
-    table.writerow(["position", "token", *(_stream(r) for r in range(len(fp.residual_norms)))])
-    for i, token in enumerate(fp.tokens):
-        table.writerow([i, show(token), *(f"{v:.4f}" for v in fp.residual_norms[:, i])])
-    return out.getvalue().encode()
-
-
-def _stream(row: int) -> str:
-    return "embedding" if row == 0 else f"after block {row - 1}"
-
-
-def _short(value: float) -> str:
-    """A norm in at most four characters: 0.93, 12.4, 187, 3.1k."""
-    if value >= 1000:
-        return f"{value / 1000:.1f}k"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-# -- heads -----------------------------------------------------------------------------------------
-def found_block(fp: ForwardPass) -> FoundHeads:
-    """The head types the scores point out, strongest heads first, with their scores."""
-    kinds = []
-    for kind in KINDS:
-        chance = fp.chance[kind]
-        named = [h for h in strongest(fp.heads, kind, n=len(fp.heads)) if kind in h.kinds]
-        name, what = KIND_TEXT[kind]
-        kinds.append(
-            FoundKind(
-                kind=kind,
-                name=name,
-                what=what,
-                badge=SHORT[kind],
-                threshold=f"{THRESHOLDS[kind]:.2f}",
-                chance=None if chance is None else fmt_score(chance),
-                heads=tuple(
-                    HeadLink(h.anchor, h.label, fmt_score(h.score(kind))) for h in named[:6]
-                ),
-                more=max(len(named) - 6, 0),
-            )
-        )
-    return FoundHeads(kinds=tuple(kinds), literature=literature_block(fp))
-
-
-def literature_block(fp: ForwardPass) -> Literature | None:
-    """For GPT-2's own weights: the heads published work names, next to this page's scores, and
-    whether the page's classifier agrees (said here when it does not)."""
-    if not isinstance(fp.source, Gpt2Source):
-        return None
-    return Literature(
-        heads=tuple(
-            LiteratureHead(
-                label=c.known.label,
-                anchor=head_anchor(c.known.layer, c.known.head),
-                agrees=c.classified,
-                kind=c.known.kind,
-                source=c.known.source,
-                verdict=verdict(c),
-            )
-            for c in compare(fp.heads)
-        )
-    )
-
-
-def gallery_block(fp: ForwardPass, url: Url) -> Gallery:
-    """layers × heads thumbnails; each links to its large view. The viewer is filled by JS."""
-    by_layer: dict[int, list[GalleryHead]] = {}
-    for h in fp.heads:
-        by_layer.setdefault(h.layer, []).append(
-            GalleryHead(
-                layer=h.layer,
-                head=h.head,
-                anchor=h.anchor,
-                label=h.label,
-                view=url(head_file(h.layer, h.head, "svg")),
-                thumbnail=url(head_file(h.layer, h.head, "png")),
-                previous_token=fmt_score(h.previous_token),
-                induction=fmt_score(h.induction),
-                first_token=fmt_score(h.first_token),
-                kinds=tuple((k, SHORT[k]) for k in h.kinds),
-            )
-        )
-    T = len(fp.tokens)
-    return Gallery(
-        n_layer=fp.cfg.n_layer,
-        n_head=fp.cfg.n_head,
-        size=thumbnail_side(T),
-        rows=tuple(GalleryRow(layer, tuple(heads)) for layer, heads in sorted(by_layer.items())),
-        badges=tuple((SHORT[k], k) for k in KINDS),
-        positions=fmt_int(T),
-        pooled=pool_factor(T),
-        every=view_ticks(T)[1] if T > LABELLED_MAX else 0,
-    )
-
-
-def scores_table(fp: ForwardPass) -> ScoresTable:
-    """Every head's three scores, as a table (the gallery's numbers, readable without images)."""
-    rows = tuple(
-        ScoreRow(
-            anchor=h.anchor,
-            label=h.label,
-            scores=(fmt_score(h.previous_token), fmt_score(h.induction), fmt_score(h.first_token)),
-            kinds=", ".join(h.kinds) or "–",
-        )
-        for h in fp.heads
-    )
-    chance = fp.chance
-    even = (chance["previous-token"], chance["induction"], chance["first-token"])
-    return ScoresTable(
-        chance=(fmt_score(even[0]), fmt_score(even[1]), fmt_score(even[2])), rows=rows
-    )
 
 
 # -- predictions -----------------------------------------------------------------------------------
