@@ -5,7 +5,9 @@ the accounting and the pinned excerpts. Every number is computed, none is typed.
 
     context.py     PageContext: the page, its links, its component, render_block(); size_tabs()
     component.py   ComponentMacros: header, shapes, parameters, flops, code, sources, ...
-    site_index.py  SiteMacros: architecture_map, glossary, model_numbers, sources_index, ...
+    site_index.py  SiteMacros: architecture_map, glossary, model_numbers, ...; and the macros of
+      sources_page.py (SourcesMacros: sources_index, evidence_levels) and changes_page.py
+      (ChangeMacros: what_changed, change_chain, families_side_by_side)
     features       each feature module's macros(page) (generator/features.py)
     sandbox.py     render_page: the page's Jinja, sandboxed and bounded in size and time
     page_sizes.py  how much a value the page's Jinja makes holds (held, made_length)
@@ -19,7 +21,8 @@ from collections.abc import Callable
 from generator.pages.component import ComponentMacros, latex_tables, table_path
 from generator.pages.context import PageContext, size_tabs
 from generator.pages.sandbox import render_page
-from generator.pages.site_index import SiteMacros, citation, pages_citing, plain_excerpt
+from generator.pages.site_index import SiteMacros
+from generator.pages.sources_page import citation, pages_citing, plain_excerpt
 from generator.render.code import excerpt_anchor
 
 
