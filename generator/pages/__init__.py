@@ -4,7 +4,8 @@ A page in docs/ is Markdown with front matter; its Jinja calls are filled here f
 the accounting and the pinned excerpts. Every number is computed, none is typed. By concern:
 
     context.py     PageContext: the page, its links, its component, render_block(); size_tabs()
-    component.py   ComponentMacros: header, shapes, parameters, flops, code, sources, ...
+    component.py   ComponentMacros: header, code, sources, differences, go_deeper, figure, ...
+      and component_numbers.py's (ComponentNumbers: shapes, parameters, flops, LaTeX tables)
     site_index.py  SiteMacros: architecture_map, glossary, model_numbers, ...; and the macros of
       sources_page.py (SourcesMacros: sources_index, evidence_levels) and changes_page.py
       (ChangeMacros: what_changed, change_chain, families_side_by_side)
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.pages.component import ComponentMacros, latex_tables, table_path
+from generator.pages.component import ComponentMacros
+from generator.pages.component_numbers import latex_tables, table_path
 from generator.pages.context import PageContext, size_tabs
 from generator.pages.sandbox import render_page
 from generator.pages.site_index import SiteMacros
