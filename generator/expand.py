@@ -20,28 +20,22 @@ of contents is not shortened; and the build is not published atomically.
 from __future__ import annotations
 
 import argparse
-import errno
-import fcntl
 import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
+from generator.expand_config import load_site_config
+from generator.expand_out import claimed, out_error
 from generator.settings import Settings
 
 PLUGIN_NAMES = ("inside-the-model", "itm")  # the generator's plugin (and its old name)
 FRONT_MATTER = re.compile(r"\A(---\s*\n.*?\n(?:---|\.\.\.)\s*\n)", re.DOTALL)
 RENDER_JS = "assets/katex/render.js"
 KATEX_JS = "assets/katex/katex.min.js"
-TREE = ("docs", "overrides", "mkdocs.yml")  # what OUT holds, mkdocs.yml written last
-UNFINISHED = ".itm-expand-unfinished"  # in OUT while a run writes its tree there
-OLDER = ".itm-expand-partial-*"  # what older versions left in OUT (a tree being written)
-MAX_CONFIG_BYTES = 1 << 20  # a mkdocs.yml or a file it INHERITs: 3 KB today
 
 # Typesets each arithmatex element with the pinned KaTeX, as the build does (same trust and
 # strictness), after every page load under Material's instant navigation.
@@ -74,7 +68,7 @@ def expand(config_file: Path, out: Path) -> list[str]:
     from generator.publish import project_inputs
     from generator.render.katex import OPTIONS
 
-    config = _load_config(config_file)
+    config = load_site_config(config_file)
     named = [name for name in PLUGIN_NAMES if name in config.plugins]
     if not named:  # a site of its own (pinned-excerpts alone): no macros, no generated files
         raise InputError(
@@ -88,7 +82,7 @@ def expand(config_file: Path, out: Path) -> list[str]:
     docs = Path(config.docs_dir)
     options = dict(config.plugins[named[0]].config)
     settings = Settings.load(root, {**options, "custom_dir": config.theme.custom_dir})
-    with _claimed(out, project_inputs(config, *settings.inputs)):
+    with claimed(out, project_inputs(config, *settings.inputs)):
         build = SiteBuild.start(settings)
         made = build.files()  # on a failure it stops the charts' worker itself
         generated = {**made.files, **build.figures()}
@@ -102,184 +96,8 @@ def expand(config_file: Path, out: Path) -> list[str]:
         try:
             pages = _write_tree(out, config_file, config, docs, sources, generated, by_path, build)
         except OSError as error:  # a full disk, a read-only OUT, `ulimit -f`
-            raise _out_error(error, out, "write the expanded tree") from None
+            raise out_error(error, out, "write the expanded tree") from None
     return pages
-
-
-def _load_config(config_file: Path) -> Any:
-    """The MkDocs configuration, or an InputError saying why MkDocs cannot load it."""
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import Abort, ConfigurationError
-
-    looping = _inherit_loop(config_file)
-    if looping is not None:  # MkDocs would follow it until Python's recursion limit
-        raise InputError(
-            f"its INHERIT chain comes back to {looping}, so it never ends",
-            file=str(config_file),
-            entry="INHERIT",
-            fix="make INHERIT name a parent file that does not itself inherit from this one",
-        )
-    try:
-        return load_config(str(config_file))
-    except (ConfigurationError, Abort) as error:  # Abort: MkDocs has logged each error above
-        raise InputError(
-            f"MkDocs cannot load it: {error}",
-            file=str(config_file),
-            fix="correct the configuration (`mkdocs build` shows the same error)",
-        ) from None
-    except RecursionError:  # YAML nested thousands deep
-        raise InputError(
-            "MkDocs cannot load it: it nests deeper than Python's recursion limit",
-            file=str(config_file),
-            fix="flatten the nesting of its YAML",
-        ) from None
-
-
-def _inherit_loop(config_file: Path) -> Path | None:
-    """The file at which `config_file`'s INHERIT chain comes back on itself, or None (no loop, or
-    a file MkDocs reports itself: missing, not YAML). Each file is read bounded: an INHERIT
-    naming /dev/zero was read until memory ran out, a FIFO waited on for ever."""
-    from mkdocs.utils.yaml import yaml_load
-
-    seen: set[Path] = set()
-    path, holder = config_file.resolve(), None
-    while path not in seen:
-        seen.add(path)
-        if not path.exists():  # MkDocs says which inherited file is missing
-            return None
-        try:  # a str: yaml_load does not follow its INHERIT
-            data = yaml_load(_config_text(path, holder))
-        except InputError:
-            raise
-        except Exception:  # noqa: BLE001 - MkDocs reads it next and says what is wrong
-            return None
-        parent = data.get("INHERIT") if isinstance(data, dict) else None
-        if not isinstance(parent, str):
-            return None
-        path, holder = (path.parent / parent).resolve(), path
-    return path
-
-
-def _config_text(path: Path, holder: Path | None) -> str:
-    """The text of a configuration file (`holder`'s INHERIT, if given), read bounded."""
-    from generator.checked_io import read_text_input
-
-    try:
-        return read_text_input(path, max_bytes=MAX_CONFIG_BYTES, fix="")
-    except InputError as error:
-        if holder is None:
-            raise InputError(
-                error.problem, file=str(path), fix="name a site's mkdocs.yml"
-            ) from None
-        raise InputError(
-            f"its INHERIT names {path}: {error.problem}",
-            file=str(holder),
-            entry="INHERIT",
-            fix="make INHERIT name the YAML file of a parent configuration",
-        ) from None
-
-
-@contextmanager
-def _claimed(out: Path, inputs: list[Path]) -> Iterator[None]:
-    """OUT made if need be and held for this run (_locked), the unfinished tree of a run that was
-    killed there cleared, and refused unless then empty. The tree is written in OUT under a
-    marker: a run that fails halfway clears what it wrote, and one killed halfway (the marker
-    left) is cleared by the next, where OUT was refused as not empty for ever."""
-    from generator.publish import overlap
-
-    clash = overlap(out, inputs)
-    if clash:
-        raise InputError(
-            f"the folder (symlinks followed) {clash}, which the build reads: the expanded tree"
-            " would replace it",
-            file=str(out),
-            fix="name a new folder outside docs_dir, sources/, generator/, the cache and the"
-            " theme's folders, and not holding mkdocs.yml",
-        )
-    folder = _locked(out)
-    try:
-        try:
-            _clear_unfinished(out)
-            if any(out.iterdir()):
-                raise InputError(
-                    "the folder is not empty", file=str(out), fix="name a new folder for the tree"
-                )
-            (out / UNFINISHED).touch()
-        except OSError as error:
-            raise _out_error(error, out, "write the expanded tree") from None
-        try:
-            yield
-        except BaseException:
-            _clear_unfinished(out)
-            raise
-        _remove(out / UNFINISHED)
-    finally:
-        os.close(folder)
-
-
-def _locked(out: Path) -> int:
-    """OUT, made if need be, opened and locked for this run: an flock, which closing the returned
-    descriptor (or the process's end, a kill included) drops. A second run into OUT is refused:
-    each cleared the other's tree as a leftover ("Directory not empty" tracebacks)."""
-    try:
-        if out.exists() and not out.is_dir():
-            raise InputError(
-                "not a folder", file=str(out), fix="name a new folder for the expanded tree"
-            )
-        out.mkdir(parents=True, exist_ok=True)
-        folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as error:
-        raise _out_error(error, out, "create the folder") from None
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
-        os.close(folder)
-        if isinstance(error, BlockingIOError):
-            raise InputError(
-                "another `itm expand` is writing into this folder",
-                file=str(out),
-                fix="wait for it to finish, or name another folder",
-            ) from None
-        raise _out_error(error, out, "lock the folder") from None
-    return folder
-
-
-def _clear_unfinished(out: Path) -> None:
-    """Remove the tree a run stopped halfway left in OUT (it holds the UNFINISHED marker; under
-    the lock, no run is writing it). What cannot be removed stays: OUT is then "not empty"."""
-    if (out / UNFINISHED).exists():
-        for name in TREE:
-            _remove(out / name)
-        _remove(out / UNFINISHED)
-    for older in out.glob(OLDER):
-        _remove(older)
-
-
-def _remove(path: Path) -> None:
-    """Remove a file or a folder (a symlink, not what it points to), if it is there."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with suppress(OSError):
-            path.unlink(missing_ok=True)
-
-
-def _out_error(error: OSError, out: Path, doing: str) -> InputError:
-    """A file system error met on OUT as an InputError naming OUT, what happened and the fix."""
-    path = os.fsdecode(error.filename) if error.filename else str(out)
-    at = "" if path == str(out) else f" at {path}"
-    what = f"{error.strerror or error} ({errno.errorcode.get(error.errno or 0, 'error')})"
-    if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        fix = f"free some space on the disk holding {out}, then run again"
-    elif error.errno == errno.EFBIG:
-        fix = "raise the limit on the size of a file this shell may write (`ulimit -f`)"
-    elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        fix = "name a new folder in a place you may write"
-    elif error.errno == errno.ENAMETOOLONG:
-        fix = "name a folder whose every name is at most 255 bytes long"
-    else:
-        fix = f"check {path}, then run again"
-    return InputError(f"cannot {doing}{at}: {what}", file=str(out), fix=fix)
 
 
 def _write_tree(

@@ -87,6 +87,8 @@ LAYER_OF = {
     "generator.sources.mirrors": "adapters",
     "generator.forward.commands": "adapters",
     "generator.expand": "adapters",
+    "generator.expand_config": "adapters",
+    "generator.expand_out": "adapters",
     "generator.publish": "adapters",
     # the build core: one build, from settings to filled pages, without MkDocs
     "generator.build": "build core",
