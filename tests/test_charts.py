@@ -527,17 +527,17 @@ def test_nothing_is_drawn_past_the_canvas(name: str, size: str, monkeypatch) -> 
     """Every drawn artist (titles and labels measured as matplotlib lays them out) fits the
     figure: the parameter chart's title, centred over axes pushed right by their labels, once ran
     ~0.4 in past the right edge and was cut off."""
-    from generator import charts
+    from generator import chart_style, charts
 
     boxes = []
-    draw_svg = charts.svg_bytes
+    draw_svg = chart_style.svg_bytes
 
     def measured(fig):
         fig.canvas.draw()
         boxes.append((fig.get_tightbbox(fig.canvas.get_renderer()), *fig.get_size_inches()))
         return draw_svg(fig)
 
-    monkeypatch.setattr(charts, "svg_bytes", measured)
+    monkeypatch.setattr(chart_style, "svg_bytes", measured)
     charts.render_chart(name, size)
     ((box, width, height),) = boxes
     assert box.x0 >= 0 and box.y0 >= 0, box
@@ -616,7 +616,8 @@ def test_no_crossover_line_runs_through_a_word(figure: str, layout: str) -> None
     the "beyond n_ctx" note)."""
     from matplotlib.text import Text
 
-    from generator.charts import DRAW, NARROW, WIDE
+    from generator.chart_style import NARROW, WIDE
+    from generator.charts import DRAW
 
     fig = DRAW[figure](CONFIGS["gpt2"], NARROW if layout == "narrow" else WIDE)
     fig.canvas.draw()
@@ -637,7 +638,8 @@ def test_no_crossover_line_runs_through_a_word(figure: str, layout: str) -> None
 def test_narrow_charts_keep_their_words_at_nine_points_or_more_on_a_phone() -> None:
     """Each chart has a narrow twin for phones: drawn at most as wide as a phone shows it, with
     no text under 9 pt (the wide chart shrunk to 375 px set its smallest words at about 5 px)."""
-    from generator.charts import FIGURES, NARROW, render_chart
+    from generator.chart_style import NARROW
+    from generator.charts import FIGURES, render_chart
 
     for name in FIGURES:
         svg = render_chart(name, "gpt2", True).decode()

@@ -103,6 +103,7 @@ LAYER_OF = {
     "generator.render": "rendering",
     "generator.blocks": "rendering",
     "generator.charts": "rendering",
+    "generator.chart_style": "rendering",
     "generator.drawing": "rendering",
     # models: specs, families, the engine, the accounting and its data
     "generator.models": "models",

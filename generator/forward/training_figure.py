@@ -9,7 +9,7 @@ induction threshold.
 from __future__ import annotations
 
 from generator import charts
-from generator.charts import pyplot, svg_bytes
+from generator.chart_style import pyplot, svg_bytes
 from generator.drawing import Figure
 from generator.forward.analysis import THRESHOLDS
 from generator.store import key_of

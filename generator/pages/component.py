@@ -146,7 +146,8 @@ class ComponentMacros(ComponentNumbers):
     def figure(self, name: str, alt: str) -> str:
         """A generated chart per size (Material tabs), from generator/charts.py: the narrow
         drawing on a phone, the wide one elsewhere."""
-        from generator.charts import NARROW, PHONE_MAX, WIDE, figure_path
+        from generator.chart_style import NARROW, PHONE_MAX, WIDE
+        from generator.charts import figure_path
 
         def render(cfg: ModelConfig) -> str:
             chart = Chart(
