@@ -15,6 +15,7 @@ remembered in the cache by the file's path, inode, size and times.
 from __future__ import annotations
 
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,8 @@ from generator.store import Store, key_of
 PINS_FILE = "sources/checkpoints.toml"
 WEIGHTS_FILE = "model.safetensors"
 DOWNLOAD_ENV = "ITM_DOWNLOAD_WEIGHTS"
-CHUNK = 1 << 20
 MAX_PINS_BYTES = 1 << 20  # the pins file: a few tables, 2 KB today
+RESTORE = f"restore it from git (`git checkout -- {PINS_FILE}`)"
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,8 @@ class Checkpoint:
 
     pin: CheckpointPin
     paths: dict[str, Path]  # file name -> verified local path
-    origin: (
-        str  # where it was found, for the page: "ITM_GPT2_WEIGHTS", "the Hugging Face cache", ...
-    )
+    # where it was found, for the page: "ITM_GPT2_WEIGHTS", "the Hugging Face cache", ...
+    origin: str
 
     @property
     def weights(self) -> Path:
@@ -78,8 +78,7 @@ class Checkpoint:
 # -- the pins file -------------------------------------------------------------------------------
 def read_pins_file(path: Path) -> dict:
     """The pins file as TOML: a regular file of at most MAX_PINS_BYTES, else an InputError."""
-    fix = f"restore it from git (`git checkout -- {PINS_FILE}`)"
-    text = read_text_input(path, max_bytes=MAX_PINS_BYTES, fix=fix)
+    text = read_text_input(path, max_bytes=MAX_PINS_BYTES, fix=RESTORE)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -98,7 +97,7 @@ def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:
             "checkpoints must be tables ([checkpoints.KEY])",
             file=where,
             entry="checkpoints",
-            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+            fix=RESTORE,
         )
     return {key: _pin(key, table, where) for key, table in tables.items()}
 
@@ -111,7 +110,7 @@ def checkpoint_pin(path: Path, key: str) -> CheckpointPin:
             f"no [checkpoints.{key}] table",
             file=str(path),
             entry=f"checkpoints.{key}",
-            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+            fix=RESTORE,
         )
     return pins[key]
 
@@ -129,7 +128,7 @@ def _pin(key: str, table: dict, where: str) -> CheckpointPin:
         return value
 
     revision = text("revision")
-    if len(revision) != 40 or any(c not in "0123456789abcdef" for c in revision):
+    if not re.fullmatch("[0-9a-f]{40}", revision):
         raise InputError(
             f"revision {revision!r} is not a full 40-hex commit",
             file=where,
@@ -143,13 +142,11 @@ def _pin(key: str, table: dict, where: str) -> CheckpointPin:
             "files must be tables of size and sha256",
             file=where,
             entry=f"checkpoints.{key}.files",
-            fix=f"restore it from git (`git checkout -- {PINS_FILE}`)",
+            fix=RESTORE,
         )
     for name, spec in specs.items():
         size, sha = spec.get("size"), spec.get("sha256")
-        ok_sha = (
-            isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)
-        )
+        ok_sha = isinstance(sha, str) and re.fullmatch("[0-9a-f]{64}", sha)
         if not isinstance(size, int) or size < 0 or not ok_sha:
             raise InputError(
                 "a pinned file needs size (bytes) and sha256 (64 lowercase hex digits)",
@@ -198,11 +195,8 @@ def sha256_of(path: Path, cache_dir: Path) -> str:
         sha = memo.get("sha256")
         if isinstance(sha, str) and len(sha) == 64:
             return sha
-    digest = hashlib.sha256()
     with real.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    sha = digest.hexdigest()
+        sha = hashlib.file_digest(handle, "sha256").hexdigest()
     store.put_json("sha256_memo", key, {"identity": identity, "sha256": sha})
     return sha
 
@@ -239,9 +233,8 @@ def verify(
     raise InputError(
         f"sha256 {actual} does not match the pinned sha256 {pinned.sha256} of {where}",
         file=str(path),
-        entry=f"checkpoints.{pin.key}.files.{pinned.name} in {PINS_FILE}",
-        fix=f"use the file of exactly that revision, or unset {pin.env} / remove the file so the "
-        "page falls back to the stand-in",
+        entry=entry,
+        fix=fix,
     )
 
 
