@@ -34,7 +34,8 @@ from generator.models import FAMILIES as SPECS  # noqa: E402
 from generator.models import experts  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
 from generator.models.decoder import moe  # noqa: E402
-from generator.models.experts import route, topk, torch_topk_order  # noqa: E402
+from generator.models.experts import route  # noqa: E402
+from generator.models.topk import topk, torch_topk_order  # noqa: E402
 from tests.llama_helpers import float64_inside  # noqa: E402
 
 ATOL = 1e-12  # float64: outputs are O(1); their rounding is ~1e-15
