@@ -12,8 +12,9 @@ DeepseekV3ForCausalLM, nor of the counts here.
 from __future__ import annotations
 
 from generator.models.config import ModelConfig
-from generator.models.hf_sizes import Defaults, Table
+from generator.models.hf_sizes import Table
 from generator.models.llama.names import NAMES
+from generator.models.pinned_defaults import Defaults
 
 DEFAULTS: dict[str, Defaults] = {
     "deepseek-v3": Defaults(

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 
 from generator.models.config import ModelConfig
-from generator.models.hf_sizes import Defaults, Table
+from generator.models.hf_sizes import Table
 from generator.models.llama.names import NAMES as LLAMA_NAMES
+from generator.models.pinned_defaults import Defaults
 
 # Llama's names, but the router is mlp.router (with a bias); the experts store [in, out], gate
 # and up interleaved

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from generator.models.config import ModelConfig
-from generator.models.hf_sizes import Defaults, Table, defaults_in
+from generator.models.hf_sizes import Table
 from generator.models.llama.names import NAMES
+from generator.models.pinned_defaults import Defaults, defaults_in
 
 DEFAULTS: dict[str, Defaults] = {
     "llama-2-7b": Defaults(

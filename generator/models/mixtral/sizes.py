@@ -9,8 +9,9 @@ not the released Mixtral-8x7B-v0.1, its page says so.
 from __future__ import annotations
 
 from generator.models.config import ModelConfig
-from generator.models.hf_sizes import Defaults, Table
+from generator.models.hf_sizes import Table
 from generator.models.llama.names import NAMES
+from generator.models.pinned_defaults import Defaults
 
 DEFAULTS: dict[str, Defaults] = {
     "mixtral-8x7b": Defaults(
