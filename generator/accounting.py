@@ -15,7 +15,7 @@ import math
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
-from generator.models.counts import has, layer_groups, layer_phrases, seen_keys
+from generator.models.layer_kinds import has, layer_groups, layer_phrases, seen_keys
 from generator.models.rows import Row, prefixed, total, with_bias
 
 __all__ = ["Row", "prefixed", "with_bias"]  # the rows' type, for the modules that print them

@@ -21,7 +21,7 @@ from generator.accounting import (
 )
 from generator.config import ModelConfig
 from generator.models import get_family
-from generator.models.counts import layer_groups, seen_keys
+from generator.models.layer_kinds import layer_groups, seen_keys
 from generator.models.rows import Row, total
 
 KAPLAN_NOTE: str = (

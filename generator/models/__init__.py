@@ -3,7 +3,8 @@
     config.py      ModelConfig: the spec every family's sizes are written in
     names.py       TensorNames: where a checkpoint keeps each tensor
     tensors.py     every tensor of a size, from its spec and names
-    counts.py      the parameter and FLOP rows of any spec
+    counts.py      the parameter rows of any spec (flop_counts.py: its FLOP rows;
+                   layer_kinds.py: which layers are alike)
     decoder.py     the one numpy forward pass and cached decoding
     weights.py     random weights of any size
     family.py      Family: a family's sizes, words, registry and map, made from its folder

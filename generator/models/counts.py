@@ -1,11 +1,12 @@
-"""Parameter and FLOP rows of one instance of a component, for any family, read from its spec.
+"""Parameter rows of one instance of a component, for any family, read from its spec (its FLOP
+rows: flop_counts.py; which layers are alike: layer_kinds.py).
 
 What a row counts comes from the spec (ModelConfig) and the checkpoint's names (TensorNames):
 which projections there are, how wide, with which biases. What a row is called comes from the
 family's `Words`, prose kept in its folder (GPT-2's "Fused Q, K, V projection", Llama's
-"Query projection q_proj"). FLOPs follow generator.accounting.FLOP_CONVENTION.
+"Query projection q_proj").
 
-Shapes: d = d_model, h heads, dh = d_head, f = d_mlp, V = vocab_size, T the sequence length.
+Shapes: d = d_model, h heads, dh = d_head, f = d_mlp, V = vocab_size.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from generator.models.config import ModelConfig
+from generator.models.layer_kinds import layer_groups, layer_phrases, typical_layer
 from generator.models.names import TensorNames
 from generator.models.rows import Row, prefixed, total
 
@@ -52,7 +54,7 @@ def _matrix_terms(
     return ((n_in, n_out), (n_out,)) if bias else ((n_in, n_out),)
 
 
-def _attention_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, str, int, int, bool]]:
+def attention_parts(cfg: ModelConfig, names: TensorNames) -> list[tuple[str, str, int, int, bool]]:
     """(role, module, in, out, biased) of each projection of a layer's attention."""
     d, q, kv = cfg.d_model, cfg.d_attn, cfg.d_kv
     if cfg.latent is not None:
@@ -101,7 +103,7 @@ def _latent_norms(cfg: ModelConfig, words: Words) -> list[Row]:
     ]
 
 
-def _mlp_parts(
+def mlp_parts(
     cfg: ModelConfig, names: TensorNames, width: int | None = None, prefix: str = ""
 ) -> list[tuple[str, str, int, int, bool]]:
     """(role, module, in, out, biased) of each projection of a dense MLP `width` wide (d_mlp)."""
@@ -138,9 +140,7 @@ def _expert_rows(cfg: ModelConfig, names: TensorNames, words: Words) -> list[Row
             ((E, width, d), (E * d,)) if bias else ((E, width, d),),
         ),
     ]
-    shared = (
-        _mlp_parts(cfg, names, moe.n_shared * width, f"{names.shared}.") if moe.n_shared else []
-    )
+    shared = mlp_parts(cfg, names, moe.n_shared * width, f"{names.shared}.") if moe.n_shared else []
     return rows + [
         Row(module, f"Shared experts' {words.flops[role].lower()}", _matrix_terms(cfg, i, o, b))
         for role, module, i, o, b in shared
@@ -170,7 +170,7 @@ def param_rows(
     if component == "attention":
         rows = [
             Row(module, words.param_label(role, module), _matrix_terms(cfg, n_in, n_out, bias))
-            for role, module, n_in, n_out, bias in _attention_parts(cfg, names)
+            for role, module, n_in, n_out, bias in attention_parts(cfg, names)
         ]
         if cfg.latent is not None:
             rows[-1:-1] = _latent_norms(cfg, words)
@@ -182,7 +182,7 @@ def param_rows(
     if component == "mlp":
         return [
             Row(module, words.param_label(role, module), _matrix_terms(cfg, n_in, n_out, bias))
-            for role, module, n_in, n_out, bias in _mlp_parts(cfg, names)
+            for role, module, n_in, n_out, bias in mlp_parts(cfg, names)
         ]
     if component == "block":
         mlp = "experts" if cfg.moe_layer(layer) else "mlp"
@@ -231,148 +231,3 @@ def param_rows(
             *param_rows(cfg, names, words, "unembed", tied=tied),
         ]
     return []  # no tensors of its own: a sum, a lookup of positions, rotations
-
-
-def _expert_flops(cfg: ModelConfig, names: TensorNames, words: Words) -> list[Row]:
-    """FLOPs per token of one MoE layer on a token's active path: the router scores every
-    expert, then the token runs its top_k experts (and the shared ones), not the others."""
-    assert cfg.experts is not None
-    moe, d = cfg.experts, cfg.d_model
-    k, E, width = moe.top_k, moe.n_experts, moe.d_expert
-    rows = [
-        Row(names.router, words.flops["router"], ((2, d, E),)),
-        Row(
-            f"{names.experts}.gate_up_proj",
-            f"{words.flops['experts_gate_up']}, top {k}",
-            ((k, 2, d, 2 * width),),
-        ),
-        Row(
-            f"{names.experts}.down_proj",
-            f"{words.flops['experts_down']}, top {k}",
-            ((k, 2, width, d),),
-        ),
-    ]
-    shared = (
-        _mlp_parts(cfg, names, moe.n_shared * width, f"{names.shared}.") if moe.n_shared else []
-    )
-    return rows + [
-        Row(module, f"Shared experts' {words.flops[role].lower()}", ((2, i, o),))
-        for role, module, i, o, _ in shared
-    ]
-
-
-def seen_keys(cfg: ModelConfig, layer: int, T: int) -> int:
-    """The keys a query of layer `layer` is compared with, at sequence length T: T, or the window
-    W when the layer has one (a kernel computes those; the masked rest is never needed)."""
-    window = cfg.window(layer)
-    return T if window is None else min(T, window)
-
-
-def layer_groups(cfg: ModelConfig, *, by_window: bool = True) -> list[tuple[str, tuple[int, ...]]]:
-    """The model's layers grouped by what their rows depend on: their window (FLOPs; not for
-    parameters, by_window=False) and whether they have experts: (kind, layers), in order of each
-    kind's first layer. One group when every layer is alike."""
-    groups: dict[str, list[int]] = {}
-    for i in range(cfg.n_layer):
-        kinds: list[str] = [cfg.layer_type(i)] if by_window else []
-        if cfg.experts is not None:
-            kinds.append("experts" if cfg.moe_layer(i) else "dense")
-        groups.setdefault(" ".join(kinds) or "full", []).append(i)
-    return [(kind, tuple(layers)) for kind, layers in groups.items()]
-
-
-def _traits(cfg: ModelConfig, layer: int) -> tuple[str, str]:
-    """What layer `layer` is, in words: its attention's reach and what its MLP is."""
-    attention = "full attention" if cfg.window(layer) is None else "sliding-window attention"
-    return attention, "experts" if cfg.moe_layer(layer) else "a dense MLP"
-
-
-def layer_phrases(cfg: ModelConfig, groups: list[tuple[int, ...]]) -> list[str]:
-    """What sets each group of layers apart from the others, in words, for "… with {phrase}":
-    the traits (attention's reach, the MLP) alike within each group and different between them
-    ("sliding-window attention", "a dense MLP"); the layers' numbers when no trait tells them
-    apart."""
-    traits = [{_traits(cfg, i) for i in layers} for layers in groups]
-    telling = [
-        n
-        for n in range(2)
-        if all(len({t[n] for t in kinds}) == 1 for kinds in traits)
-        and len({t[n] for kinds in traits for t in kinds}) > 1
-    ]
-    if not telling:
-        return [f"layers {', '.join(map(str, layers))}" for layers in groups]
-    return [" and ".join(next(iter(kinds))[n] for n in telling) for kinds in traits]
-
-
-def has(cfg: ModelConfig, component: str, layer: int) -> bool:
-    """Whether layer `layer` has `component`: experts in an MoE layer, a dense MLP elsewhere."""
-    if component == "experts":
-        return cfg.moe_layer(layer)
-    if component == "mlp":
-        return not cfg.moe_layer(layer)
-    return True
-
-
-def typical_layer(cfg: ModelConfig, component: str) -> int:
-    """The layer whose instance stands for a layer part on a page: the first that has it (a
-    block: the first with experts, if any; else the first)."""
-    wanted = "experts" if component == "block" and cfg.experts is not None else component
-    return next((i for i in range(cfg.n_layer) if has(cfg, wanted, i)), 0)
-
-
-def flop_rows(
-    cfg: ModelConfig,
-    names: TensorNames,
-    words: Words,
-    component: str,
-    T: int,
-    layer: int | None = None,
-) -> list[Row]:
-    """Forward FLOPs per token of one instance of `component` (in layer `layer`, for the parts of
-    a layer; by default the typical one, as param_rows) at sequence length T."""
-    d, h, dh, V = cfg.d_model, cfg.n_head, cfg.d_head, cfg.vocab_size
-    layer = typical_layer(cfg, component) if layer is None else layer
-    if component == "attention":
-        parts = _attention_parts(cfg, names)
-        rows = [
-            Row(module, words.flops[role], ((2, n_in, n_out),))
-            for role, module, n_in, n_out, _ in parts
-        ]
-        keys = seen_keys(cfg, layer, T)
-        qk, v = (cfg.latent.qk_dim, cfg.latent.v_dim) if cfg.latent is not None else (dh, dh)
-        grid = [
-            Row("scores", words.flops["scores"], ((2, h, keys, qk),)),
-            Row("weighted_sum", words.flops["weighted_sum"], ((2, h, keys, v),)),
-        ]
-        return [*rows[:-1], *grid, rows[-1]]
-    if component == "experts":
-        return _expert_flops(cfg, names, words) if cfg.experts is not None else []
-    if component == "mlp":
-        return [
-            Row(module, words.flops[role], ((2, n_in, n_out),))
-            for role, module, n_in, n_out, _ in _mlp_parts(cfg, names)
-        ]
-    if component == "block":
-        attn = flop_rows(cfg, names, words, "attention", T, layer)
-        mlp = flop_rows(cfg, names, words, "experts" if cfg.moe_layer(layer) else "mlp", T, layer)
-        return prefixed(names.attention, attn, label=False) + prefixed(names.mlp, mlp, label=False)
-    if component == "unembed":
-        return [Row("logits", words.logits, ((2, d, V),))]
-    if component == "model":
-        return [*layer_rows(cfg, names, words, T), Row("logits", words.unembedding, ((2, d, V),))]
-    return []  # lookups and elementwise work only
-
-
-def layer_rows(cfg: ModelConfig, names: TensorNames, words: Words, T: int) -> list[Row]:
-    """Every layer's FLOPs per token: one row, or one per kind of layer (full, sliding)."""
-    key, label = words.layers
-    groups = layer_groups(cfg)
-    phrases = layer_phrases(cfg, [layers for _, layers in groups])
-    rows = []
-    for (kind, layers), phrase in zip(groups, phrases, strict=True):
-        block = total(flop_rows(cfg, names, words, "block", T, layers[0]))
-        if len(groups) == 1:
-            rows.append(Row(key, label, ((block, len(layers)),)))
-        else:
-            rows.append(Row(f"{key}.{kind}", f"{label} with {phrase}", ((block, len(layers)),)))
-    return rows

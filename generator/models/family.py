@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 from generator.errors import InputError
 from generator.models.component import Component, Source
 from generator.models.config import ModelConfig
-from generator.models.counts import Words, flop_rows, param_rows
+from generator.models.counts import Words, param_rows
 from generator.models.family_file import FAMILY_FILE, FIX, read_family_file, registry
+from generator.models.flop_counts import flop_rows
 from generator.models.map import MapLayout
 from generator.models.rows import Row
 from generator.models.tensors import weight_shapes
