@@ -46,7 +46,8 @@ def checkpoint_identity(settings: Settings) -> object:
     """Which GPT-2 files the forward-pass page would use: None (the stand-in), or each pinned
     file's path and verified sha256 and where it was found. A bad file raises InputError, as the
     build itself would."""
-    from generator.checkpoints import PINS_FILE, checkpoint_pin, resolve
+    from generator.checkpoint_files import resolve
+    from generator.checkpoints import PINS_FILE, checkpoint_pin
 
     pin = checkpoint_pin(settings.root / PINS_FILE, "gpt2")
     found = resolve(

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import checkpoints
-from generator.checkpoints import load_checkpoint_pins, resolve, sha256_of
+from generator import checkpoint_files
+from generator.checkpoint_files import resolve, sha256_of
+from generator.checkpoints import PINS_FILE, load_checkpoint_pins
 from generator.errors import InputError
 from generator.settings import Settings
 from tests.forward_helpers import (
@@ -137,8 +138,8 @@ def test_a_file_of_another_size_is_refused_before_hashing(tmp_path, tiny, offlin
     paths, pin = tiny
     paths["merges.txt"].write_text("#version: 0.2\nĠ t\n", encoding="utf-8")
     hashed = []
-    real = checkpoints.sha256_of
-    monkeypatch.setattr(checkpoints, "sha256_of", lambda p, c: hashed.append(p) or real(p, c))
+    real = checkpoint_files.sha256_of
+    monkeypatch.setattr(checkpoint_files, "sha256_of", lambda p, c: hashed.append(p) or real(p, c))
     with pytest.raises(InputError, match="has 19 bytes, the pinned merges.txt .* has 55"):
         find(tmp_path, pin, str(paths["model.safetensors"].parent))
     assert paths["merges.txt"] not in hashed
@@ -220,7 +221,7 @@ def test_download_is_opt_in_exact_revision_and_verified(tmp_path, tiny, offline,
 
 
 def test_the_real_pin_matches_upstream_md():
-    pin = load_checkpoint_pins(ROOT / checkpoints.PINS_FILE)["gpt2"]
+    pin = load_checkpoint_pins(ROOT / PINS_FILE)["gpt2"]
     upstream = SHARED / "UPSTREAM.md"
     if not upstream.exists():
         pytest.skip("../shared/UPSTREAM.md is absent")
@@ -244,7 +245,7 @@ def test_the_real_pin_matches_upstream_md():
     ],
 )
 def test_a_malformed_pin_is_an_input_error(tmp_path, field, value, fragment):
-    text = (ROOT / checkpoints.PINS_FILE).read_text(encoding="utf-8")
+    text = (ROOT / PINS_FILE).read_text(encoding="utf-8")
     if field == "revision":
         text = re.sub(r'revision = "[0-9a-f]{40}"', f'revision = "{value}"', text)
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from generator.checkpoints import resolve
+from generator.checkpoint_files import resolve
 from generator.engine import forward, load_safetensors
 from generator.forward.bpe import BPETokenizer
 from tests.forward_helpers import TINY, block_network, pin_for, write_tiny_checkpoint

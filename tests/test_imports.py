@@ -118,6 +118,7 @@ LAYER_OF = {
     "generator.inputs": "sources",
     "generator.assets": "sources",
     "generator.checkpoints": "sources",
+    "generator.checkpoint_files": "sources",
     # base: settings, the store, errors, bounded reads, logging
     "generator": "base",  # the package itself (per_build, reset), not a prefix of the others
     "generator.settings": "base",

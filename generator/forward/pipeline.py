@@ -11,7 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from generator.checkpoints import PINS_FILE, Checkpoint, checkpoint_pin, resolve
+from generator.checkpoint_files import Checkpoint, resolve
+from generator.checkpoints import PINS_FILE, checkpoint_pin
 from generator.config import CONFIGS, ModelConfig
 from generator.engine import Trace, forward, load_safetensors
 from generator.engine.layers import cast
