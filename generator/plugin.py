@@ -81,6 +81,11 @@ def _check_theme_files(custom_dir: str | None) -> None:
             check_input(path, max_bytes=MAX_SOURCE_BYTES, fix=fix)
 
 
+def _is_own(file: File, config: MkDocsConfig) -> bool:
+    """A file of the site's own docs/ (not the theme's, not generated)."""
+    return bool(file.abs_src_path) and file.src_dir == config.docs_dir and not file.generated_by
+
+
 def _local_extras(config: MkDocsConfig) -> list[str]:
     """extra_css and extra_javascript paths that name files of docs/ (not URLs)."""
     paths = [
@@ -255,7 +260,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 if file.abs_src_path and file.is_documentation_page():  # decoded as UTF-8
                     fix = "save the page as UTF-8, then build again"
                     read_text_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
-                elif file.abs_src_path and not file.generated_by and file.url.endswith(MINIFIED):
+                elif _is_own(file, config) and file.url.endswith(MINIFIED):  # not the theme's
                     fix = "save it as UTF-8, then build again"
                     text = read_text_input(
                         Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix
