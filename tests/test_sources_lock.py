@@ -408,7 +408,7 @@ def mirror_entry(extra: str) -> str:
         (lock_text(good(), mirror_entry('offset = "2"\n')), "mirrors[0]",
          "offset: expected a whole number", "offset = 2"),
         (lock_text(good(), mirror_entry("lines = []\n")), "mirrors[0]",
-         "lines: expected a list of length >= 1", "lines = [[69, 112]]"),
+         "lines: expected a non-empty list", "lines = [[69, 112]]"),
         (lock_text(good(), mirror_entry("").replace("commit = ", "kommit = ")), "mirrors[0]",
          "unknown key 'kommit'", "use only these keys: repo, commit"),
         (lock_text(good(), files_entry().replace('sha1_git = "' + "b" * 40 + '"', "sha1_git = 5")),

@@ -110,7 +110,7 @@ class _RepoTable(_Table, frozen=True):
 
 
 class _CommitTable(_Table, frozen=True):
-    """[[commits]]: read into a gitobjects.CommitProof (its text is the key `object`)."""
+    """[[commits]] as written: read into a gitobjects.CommitProof (its text is the key `object`)."""
 
     repo: str
     commit: str
@@ -183,7 +183,7 @@ class Pin:
 
 
 class _PinTable(_Table, frozen=True):
-    """[[excerpts]] as written: read into a Pin (lines become its ranges)."""
+    """[[excerpts]] as written: read into a Pin (its lines are the Pin's ranges)."""
 
     id: str
     repo: str
@@ -191,7 +191,7 @@ class _PinTable(_Table, frozen=True):
     evidence_level: str
     evidence: str
     symbol: str | None = None
-    lines: tuple[Range, ...] | None = None
+    lines: Annotated[tuple[Range, ...], msgspec.Meta(min_length=1)] = ()  # () when absent
     sha256: str = ""  # missing: told how to record it (`itm pin`)
     carried_by: CarriedBy | None = None
 
@@ -217,7 +217,7 @@ class _LockFile(_Table, frozen=True):
     claims: tuple[Claim, ...] = ()
 
 
-_SECTIONS: dict[str, type[_Table]] = {
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
     "repos": _RepoTable,
     "commits": _CommitTable,
     "files": FileId,
@@ -392,16 +392,14 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         _check_mirror(mirror, repos, fail)
     _check_mirror_placements(typed.mirrors, fail)
 
-    pins: list[Pin] = []
-    for table in typed.excerpts:
-        pin = _parse_pin(table, repos, fail)
-        if any(p.id == pin.id for p in pins):
+    pins = tuple(_parse_pin(table, repos, fail) for table in typed.excerpts)
+    for i, pin in enumerate(pins):
+        if any(p.id == pin.id for p in pins[:i]):
             raise fail(
                 pin.id,
                 "duplicate excerpt id (ids must be unique: pages cite them)",
                 "rename one of the entries, or delete the duplicate",
             )
-        pins.append(pin)
     for i, found in enumerate(typed.files):
         _check_file(found, repos, fail)
         if any((f.repo, f.path) == (found.repo, found.path) for f in typed.files[:i]):
@@ -410,16 +408,15 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
                 "the file is listed twice",
                 "delete the duplicate [[files]] entry",
             )
-    commits: list[CommitProof] = []
-    for recorded in typed.commits:
-        proof = _parse_commit(recorded, repos, fail)
-        if any(c.repo == proof.repo for c in commits):
+    commits = tuple(CommitProof(c.repo, c.commit, c.object, c.trees) for c in typed.commits)
+    for i, proof in enumerate(commits):
+        _check_proof(proof, repos, fail)
+        if any(c.repo == proof.repo for c in commits[:i]):
             raise fail(
                 f"commits {proof.repo}",
                 "the repo's commit is recorded twice",
                 "keep one [[commits]] entry a repo: the one of its pinned commit",
             )
-        commits.append(proof)
     for found in typed.files:
         _check_file_in_commit(found, commits, fail)
     excerpt_ids = {p.id for p in pins}
@@ -435,9 +432,9 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         path=path,
         repos=repos,
         mirrors=typed.mirrors,
-        pins=tuple(pins),
+        pins=pins,
         files=typed.files,
-        commits=tuple(commits),
+        commits=commits,
         claims=typed.claims,
         display=file,
     )
@@ -522,6 +519,7 @@ def _in_toml_words(message: str) -> str:
         names = [_TOML_WORDS.get(n, n) for n in found.group(1).split(" | ") if n != "null"]
         return "a " + " or ".join(names)
 
+    message = message.replace("`array` of length >= 1", "a non-empty list")
     return re.sub(r"`([^`]*)`", kind, message[:1].lower() + message[1:])
 
 
@@ -577,13 +575,12 @@ def _check_file(found: FileId, repos: dict[str, Repo], fail: Fail) -> None:
         raise fail(entry, "empty evidence", "say how the whole file was read")
 
 
-def _parse_commit(table: _CommitTable, repos: dict[str, Repo], fail: Fail) -> CommitProof:
-    repo = table.repo
+def _check_proof(proof: CommitProof, repos: dict[str, Repo], fail: Fail) -> None:
+    repo = proof.repo
     entry = f"commits {repo}"
     if repo not in repos:
         raise fail(entry, f"unknown repo {repo!r}", _known_repos_fix(repos))
-    _check_commit(table.commit, entry, fail)
-    proof = CommitProof(repo=repo, commit=table.commit, text=table.object, trees=table.trees)
+    _check_commit(proof.commit, entry, fail)
     try:
         proof.check()
     except ProofError as error:
@@ -595,10 +592,9 @@ def _parse_commit(table: _CommitTable, repos: dict[str, Repo], fail: Fail) -> Co
             f' here and in [repos."{repo}"]); to move the pin, run'
             f" `itm bump {repo} COMMIT --git DIR --write`, which records the new commit's objects",
         ) from None
-    return proof
 
 
-def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail: Fail) -> None:
+def _check_file_in_commit(found: FileId, commits: tuple[CommitProof, ...], fail: Fail) -> None:
     """Where [[commits]] records the trees down to a [[files]] entry read at that commit, they
     must name the same blob."""
     proof = next((c for c in commits if (c.repo, c.commit) == (found.repo, found.commit)), None)
@@ -628,7 +624,7 @@ def _check_mirror(mirror: Mirror, repos: dict[str, Repo], fail: Fail) -> None:
     _check_path(mirror.path, entry, fail)
     _check_path(mirror.member, entry, fail, key="member")
     _check_sha256(mirror.sha256, entry, fail, "the archive file")
-    parse_ranges(mirror.lines or None, entry, fail)
+    parse_ranges(mirror.lines, entry, fail)
 
 
 def _check_mirror_placements(mirrors: tuple[Mirror, ...], fail: Fail) -> None:
@@ -808,17 +804,9 @@ def _check_claim(claim: Claim, excerpt_ids: set[str], fail: Fail) -> None:
     _check_sha256(claim.sha256, entry, fail, "the excerpt text the claim was approved against")
 
 
-def parse_ranges(value: Sequence[Range] | None, entry: str, fail: Fail) -> tuple[Range, ...]:
+def parse_ranges(value: Sequence[Range], entry: str, fail: Fail) -> tuple[Range, ...]:
     """[[first, last], ...] checked: from line 1, each in order, ascending with gaps; `fail`
     makes the error (the lock's, naming its file, or `itm pin --lines`')."""
-    if value is None:
-        return ()
-    if not value:
-        raise fail(
-            entry,
-            f"empty line range list {list(value)!r}",
-            "write lines = [[69, 112]] or lines = [[185, 191], [204, 224]]",
-        )
     for first, last in value:
         if first < 1:
             raise fail(
