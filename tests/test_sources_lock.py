@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -439,3 +440,14 @@ def test_a_lock_nested_too_deeply_for_tomllib_is_an_error_not_a_traceback(tmp_pa
     for nested in ("[" * 100_000 + "]" * 100_000, "{a = " * 5_000 + "1" + "}" * 5_000):
         error = load_error(tmp_path, f"version = 1\nx = {nested}\n")
         assert "nested too deeply" in error.problem and "itm pin" in error.fix
+
+
+def test_a_control_character_in_a_string_is_written_as_toml_reads_it(tmp_path: Path) -> None:
+    """The writer spelled strings with json.dumps, which leaves DEL (U+007F) raw where TOML
+    forbids it: an evidence or a license holding one was written as a lock that did not load
+    (`itm pin` refused its own text). tomli-w spells TOML's escapes."""
+    path = write(tmp_path / "lock.toml", lock_text(good()))
+    lock = load_lock(path)
+    odd = replace(lock.pins[0], evidence="read \x7f twice\x1b, a tab\tand é")
+    again = parse_lock(dump_lock(lock.with_pin(odd)), path)
+    assert again.pins == (odd,)

@@ -33,15 +33,15 @@ back (used by `itm pin` / `itm bump`).
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
+import tomli_w
 
 from generator.checked_io import write_output
 from generator.errors import InputError
@@ -79,7 +79,7 @@ CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 
 
-class _Table(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _Table(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """A table of the lock as TOML spells it: msgspec checks its keys and their values' types
     (`_typed` turns its complaint into the entry and the fix); the rules between values are
     checked below, in Python."""
@@ -888,81 +888,65 @@ _HEADER = """\
 """
 
 
-def _toml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # JSON escapes are valid TOML basic strings
+def _toml(value: object) -> str:
+    """A value as the canonical form spells it on one line: a string or a number as tomli-w
+    writes it (TOML's own escapes), a list [a, b] and a table {key = value} inline. tomli-w would
+    spread every list over lines and every table into a [section] (2,752 lines for 1,638)."""
+    if isinstance(value, list | tuple):
+        return f"[{', '.join(_toml(item) for item in value)}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + "}"
+    return tomli_w.dumps({"v": value})[len("v = ") : -1]
 
 
 def _toml_text(value: str) -> str:
     """Text of many lines as a multi-line TOML string that reads back exactly: one line of the
     lock a line of text, escapes for quotes, backslashes and control characters (a tab too),
-    and a line's trailing spaces spelled \\u0020 so that an editor trimming lines breaks nothing."""
+    and a line's trailing spaces spelled \\u0020 so that an editor trimming lines breaks nothing
+    (tomli-w's multi-line strings keep tabs and trailing spaces raw, and turn \\r\\n into \\n)."""
     lines = []
     for line in value.split("\n"):
-        escaped = json.dumps(line, ensure_ascii=False)[1:-1].replace("\x7f", "\\u007f")
+        escaped = _toml(line)[1:-1].replace("\t", "\\t")
         kept = escaped.rstrip(" ")
         lines.append(kept + "\\u0020" * (len(escaped) - len(kept)))
     return '"""\n' + "\n".join(lines) + '"""'
 
 
+def _entry(header: str, table: Mapping[str, object]) -> str:
+    return f"\n{header}\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in table.items())
+
+
 def dump_lock(lock: Lock) -> str:
-    """The canonical text of a lock; load_lock(dump_lock(x)) gives x back."""
+    """The canonical text of a lock; load_lock(dump_lock(x)) gives x back. A struct's default
+    values (a mirror's empty note, its lines when it vouches for the whole file) are left out."""
     out = [_HEADER, "\nversion = 1\n"]
     for repo in lock.repos.values():
-        out.append(f"\n[repos.{_toml_str(repo.name)}]\n")
-        out.append(f"url = {_toml_str(repo.url)}\n")
-        out.append(f"commit = {_toml_str(repo.commit)}\n")
-        out.append(f"license = {_toml_str(repo.license)}\n")
+        keys = {"url": repo.url, "commit": repo.commit, "license": repo.license}
         if repo.forge != default_forge(repo.url):
-            out.append(f"forge = {_toml_str(repo.forge)}\n")
+            keys["forge"] = repo.forge
+        out.append(_entry(f"[repos.{_toml(repo.name)}]", keys))
     for proof in lock.commits:
-        out.append("\n[[commits]]\n")
-        out.append(f"repo = {_toml_str(proof.repo)}\ncommit = {_toml_str(proof.commit)}\n")
+        out.append(_entry("[[commits]]", {"repo": proof.repo, "commit": proof.commit}))
         out.append(f"object = {_toml_text(proof.text)}\n")
         trees = "".join(f"\n{_toml_text(tree)}," for tree in proof.trees)
         out.append(f"trees = [{trees}\n]\n")
-    for file in lock.files:
-        out.append("\n[[files]]\n")
-        for key in FileId.__struct_fields__:
-            out.append(f"{key} = {_toml_str(getattr(file, key))}\n")
-    for mirror in lock.mirrors:
-        out.append("\n[[mirrors]]\n")
-        for key in Mirror.__struct_fields__[:-2]:  # the strings: lines and offset follow
-            value = getattr(mirror, key)
-            if key != "note" or value:
-                out.append(f"{key} = {_toml_str(value)}\n")
-        if mirror.lines:
-            out.append(f"lines = [{', '.join(f'[{a}, {b}]' for a, b in mirror.lines)}]\n")
-        if mirror.offset:
-            out.append(f"offset = {mirror.offset}\n")
+    out += [_entry("[[files]]", msgspec.to_builtins(file)) for file in lock.files]
+    out += [_entry("[[mirrors]]", msgspec.to_builtins(mirror)) for mirror in lock.mirrors]
     for pin in lock.pins:
-        out.append("\n[[excerpts]]\n")
-        out.append(f"id = {_toml_str(pin.id)}\n")
-        out.append(f"repo = {_toml_str(pin.repo)}\n")
-        out.append(f"path = {_toml_str(pin.path)}\n")
-        if pin.symbol is not None:
-            out.append(f"symbol = {_toml_str(pin.symbol)}\n")
-        if pin.ranges:
-            pairs = ", ".join(f"[{a}, {b}]" for a, b in pin.ranges)
-            out.append(f"lines = [{pairs}]\n")
-        out.append(f"sha256 = {_toml_str(pin.sha256)}\n")
-        out.append(f"evidence_level = {_toml_str(pin.evidence_level)}\n")
-        out.append(f"evidence = {_toml_str(pin.evidence)}\n")
-        if pin.carried_by is not None:
-            out.append(f"carried_by = {_carried_toml(pin.carried_by)}\n")
-    for claim in lock.claims:
-        out.append("\n[[claims]]\n")
-        for key in Claim.__struct_fields__:
-            out.append(f"{key} = {_toml_str(getattr(claim, key))}\n")
+        written = {  # as _PinTable spells it, None left out
+            "id": pin.id,
+            "repo": pin.repo,
+            "path": pin.path,
+            "symbol": pin.symbol,
+            "lines": pin.ranges or None,
+            "sha256": pin.sha256,
+            "evidence_level": pin.evidence_level,
+            "evidence": pin.evidence,
+            "carried_by": msgspec.to_builtins(pin.carried_by),
+        }
+        out.append(_entry("[[excerpts]]", {k: v for k, v in written.items() if v is not None}))
+    out += [_entry("[[claims]]", msgspec.to_builtins(claim)) for claim in lock.claims]
     return "".join(out)
-
-
-def _carried_toml(carried: CarriedBy) -> str:
-    """carried_by as one inline table: {package = "...", releases = [["a", "b"]], except = []}."""
-    windows = ", ".join(f"[{_toml_str(a)}, {_toml_str(b)}]" for a, b in carried.releases)
-    out = f"{{package = {_toml_str(carried.package)}, releases = [{windows}]"
-    if carried.excepted:
-        out += f", except = [{', '.join(_toml_str(v) for v in carried.excepted)}]"
-    return out + "}"
 
 
 def write_lock(lock: Lock, path: Path | None = None) -> None:
