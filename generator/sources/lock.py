@@ -460,10 +460,19 @@ _CARRIED_EXAMPLE = (
 def _typed(data: dict[str, object], fail: Fail) -> _LockFile:
     """The TOML's tables as typed structs; an unknown key, a missing one or a value of the wrong
     type is an InputError naming the entry (as the rules below name it) and the fix."""
+    keys = _LockFile.__struct_encode_fields__
+    unknown = sorted(set(data) - set(keys))  # here, not from msgspec: see below
+    if unknown:
+        raise fail(
+            "top level", f"unknown key {unknown[0]!r}", f"use only these keys: {', '.join(keys)}"
+        )
     try:
         return msgspec.convert(data, type=_LockFile)
     except msgspec.ValidationError as error:
-        message, _, at = str(error).partition(" - at `$")
+        # "... - at `$.excerpts[0]`": a path holds no text of the lock's (a repo's name is
+        # `[...]`), but a key's name may hold " - at `$", which is why the top level's
+        # unknown key, told with no path, is found above
+        message, _, at = str(error).rpartition(" - at `$")
         steps = [key or f"[{index}]" for key, index in _STEP.findall(at.rstrip("`"))]
         raise _type_error(message, steps, data, fail) from None
 
@@ -472,10 +481,6 @@ def _type_error(message: str, steps: list[str], data: dict[str, object], fail: F
     """msgspec's "Expected `str`, got `int` - at `$.excerpts[3].lines`" as the lock's error."""
     unknown = re.fullmatch(r"Object contains unknown field `(.*)`", message, re.S)
     missing = re.fullmatch(r"Object missing required field `(.*)`", message, re.S)
-    if not steps:  # the top level: only a key can be wrong there
-        keys = ", ".join(_LockFile.__struct_encode_fields__)
-        name = unknown.group(1) if unknown else "?"
-        return fail("top level", f"unknown key {name!r}", f"use only these keys: {keys}")
     section, *inside = steps
     if not inside:
         fix = (
