@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Unpack
 
+import msgspec
+
 from generator.checked_io import write_output
 from generator.errors import InputError
 from generator.settings import Settings
@@ -774,7 +776,7 @@ def rebind_mirror(
     if file is None:
         print(f"{label}: stays at {mirror.commit[:12]} (no excerpt of {mirror.path} was read)")
         return mirror
-    moved = replace(mirror, commit=new_repo.commit)
+    moved = msgspec.structs.replace(mirror, commit=new_repo.commit)
     old = lock.file_id(mirror.repo, mirror.path)
     if old is not None and old.sha1_git == file.sha1_git:
         print(f"{label}: moves to {new_repo.short} ({mirror.path} is unchanged)")

@@ -22,8 +22,10 @@ checked. Where [[commits]] records the commit's objects, they must hash to the c
 the blob each [[files]] entry records: a commit id changed everywhere in the lock is caught too.
 
 `load_lock` parses and validates; every problem is an InputError naming the file, the entry
-and the fix. The validator is ours on purpose: a schema library (jsonschema, pydantic) reports
-where a value breaks a type, not what to do about it; an author editing a lock by hand needs
+and the fix. msgspec checks the keys and the types (the structs below, `forbid_unknown_fields`);
+its complaint, "Expected `int`, got `str` - at `$.excerpts[3].lines[0][1]`", is told in the
+lock's own terms (`_type_error`: the excerpt's id, "lines[0][1]: expected a whole number", and
+what to write). The rules between values stay ours: an author editing a lock by hand needs
 "line range 70-60 is reversed (empty)" with "write the first line first: [60, 70]", and the
 `itm pin` command that writes the entry for them. `dump_lock` writes the same canonical text
 back (used by `itm pin` / `itm bump`).
@@ -31,12 +33,15 @@ back (used by `itm pin` / `itm bump`).
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import tomli_w
 
 from generator.checked_io import write_output
 from generator.errors import InputError
@@ -70,37 +75,14 @@ _SHA1_GIT = _HEX40
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-_REPO_KEYS = ("url", "commit", "license", "forge")
-_MIRROR_KEYS = (
-    "repo",
-    "commit",
-    "path",
-    "package",
-    "version",
-    "filename",
-    "sha256",
-    "member",
-    "note",
-)
-_MIRROR_PLACEMENT = ("lines", "offset")  # optional: where the mirror vouches for upstream lines
-_EXCERPT_KEYS = (
-    "id",
-    "repo",
-    "path",
-    "symbol",
-    "lines",
-    "sha256",
-    "evidence_level",
-    "evidence",
-    "carried_by",
-)
-_CARRIED_KEYS = ("package", "releases", "except")
-_CLAIM_KEYS = ("id", "excerpt", "sha256")
 CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9._/-]*")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-_FILE_KEYS = ("repo", "commit", "path", "sha256", "sha1_git", "evidence")
-_COMMIT_KEYS = ("repo", "commit", "object", "trees")
+
+
+class _Table(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A table of the lock as TOML spells it: msgspec checks its keys and their values' types
+    (`_typed` turns its complaint into the entry and the fix); the rules between values are
+    checked below, in Python."""
 
 
 @dataclass(frozen=True)
@@ -118,8 +100,25 @@ class Repo:
         object.__setattr__(self, "short", self.commit[:12])
 
 
-@dataclass(frozen=True)
-class Mirror:
+class _RepoTable(_Table, frozen=True):
+    """[repos."OWNER/REPO"]: the name is the table's key; forge only when the host does not say."""
+
+    url: str
+    commit: str
+    license: str
+    forge: str | None = None
+
+
+class _CommitTable(_Table, frozen=True):
+    """[[commits]] as written: read into a gitobjects.CommitProof (its text is the key `object`)."""
+
+    repo: str
+    commit: str
+    object: str
+    trees: tuple[str, ...] = ()
+
+
+class Mirror(_Table, frozen=True):
     """A package-registry archive holding verbatim lines of one upstream file at a commit."""
 
     repo: str
@@ -131,7 +130,8 @@ class Mirror:
     sha256: str  # of the archive; checked against this, not only the index
     member: str  # path of the file inside the archive
     note: str = ""
-    lines: tuple[Range, ...] = ()  # upstream lines it carries verbatim; () means the whole file
+    # upstream lines it carries verbatim; () (no key) means the whole file, an empty list nothing
+    lines: Annotated[tuple[Range, ...], msgspec.Meta(min_length=1)] = ()
     offset: int = 0  # mirror line = upstream line + offset
 
     def carries(self, ranges: tuple[Range, ...]) -> bool:
@@ -145,8 +145,7 @@ class Mirror:
         return f"{self.package}=={self.version}"
 
 
-@dataclass(frozen=True)
-class FileId:
+class FileId(_Table, frozen=True):
     """A whole upstream file at a commit, as read once in full: its sha256 and its git blob id
     (sha1_git), which is the core of its Software Heritage id (SWHID)."""
 
@@ -158,14 +157,14 @@ class FileId:
     evidence: str  # how the bytes were read (which command, from where)
 
 
-@dataclass(frozen=True)
-class CarriedBy:
+class CarriedBy(_Table, frozen=True, rename={"excepted": "except"}):
     """The releases of a package on its index that have an excerpt's lines byte for byte at the
     same numbers, as compared (a "mirror-window" excerpt's evidence, for readers' cards)."""
 
     package: str  # "transformers"
-    releases: tuple[tuple[str, str], ...]  # windows of releases, first and last: every one has them
-    excepted: tuple[str, ...] = ()  # releases inside the windows that do not
+    # windows of releases, first and last: every one has them
+    releases: Annotated[tuple[tuple[str, str], ...], msgspec.Meta(min_length=1)]
+    excepted: tuple[str, ...] = ()  # releases inside the windows that do not (key `except`)
 
 
 @dataclass(frozen=True)
@@ -183,14 +182,49 @@ class Pin:
     carried_by: CarriedBy | None = None  # only for "mirror-window": which releases have the lines
 
 
-@dataclass(frozen=True)
-class Claim:
+class _PinTable(_Table, frozen=True):
+    """[[excerpts]] as written: read into a Pin (its lines are the Pin's ranges)."""
+
+    id: str
+    repo: str
+    path: str
+    evidence_level: str
+    evidence: str
+    symbol: str | None = None
+    lines: Annotated[tuple[Range, ...], msgspec.Meta(min_length=1)] = ()  # () when absent
+    sha256: str = ""  # missing: told how to record it (`itm pin`)
+    carried_by: CarriedBy | None = None
+
+
+class Claim(_Table, frozen=True):
     """A [[claims]] entry: a claim (a page's `/// claim | ID` block, or a Source of this site's
     component registry) approved as true of an excerpt's text, whose sha256 it records."""
 
     id: str
     excerpt: str
     sha256: str  # of the excerpt's text when the claim was approved
+
+
+class _LockFile(_Table, frozen=True):
+    """The whole file, each table in the order the canonical form writes them."""
+
+    version: int = 1
+    repos: dict[str, _RepoTable] = msgspec.field(default_factory=dict)
+    commits: tuple[_CommitTable, ...] = ()
+    files: tuple[FileId, ...] = ()
+    mirrors: tuple[Mirror, ...] = ()
+    excerpts: tuple[_PinTable, ...] = ()
+    claims: tuple[Claim, ...] = ()
+
+
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    "repos": _RepoTable,
+    "commits": _CommitTable,
+    "files": FileId,
+    "mirrors": Mirror,
+    "excerpts": _PinTable,
+    "claims": Claim,
+}
 
 
 @dataclass(frozen=True)
@@ -340,118 +374,195 @@ def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
         raise InputError(
             f"not valid TOML: {error}", file=file, fix="fix the syntax at that line"
         ) from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise InputError(
+            "not valid TOML for a lock: arrays or tables nested too deeply to read",
+            file=file,
+            fix="a lock nests lists two deep (lines = [[69, 112]]): restore it as `itm pin` wrote it",
+        ) from None
 
     def fail(entry: str, problem: str, fix: str) -> InputError:
         return InputError(problem, file=file, entry=entry, fix=fix)
 
-    _check_keys(
-        data,
-        ("version", "repos", "commits", "files", "mirrors", "excerpts", "claims"),
-        "top level",
-        fail,
-    )
-    if data.get("version", 1) != 1:
-        raise fail("version", f"unsupported lock version {data['version']!r}", "set version = 1")
+    typed = _typed(data, fail)
+    if typed.version != 1:
+        raise fail("version", f"unsupported lock version {typed.version!r}", "set version = 1")
+    repos = {name: _parse_repo(name, table, fail) for name, table in typed.repos.items()}
+    for mirror in typed.mirrors:
+        _check_mirror(mirror, repos, fail)
+    _check_mirror_placements(typed.mirrors, fail)
 
-    tables = data.get("repos", {})
-    if not isinstance(tables, dict):
-        raise fail("repos", "repos must be a table of repos", 'write each as [repos."OWNER/NAME"]')
-    repos = {name: _parse_repo(name, table, fail) for name, table in tables.items()}
-    mirrors = tuple(
-        _parse_mirror(i, table, repos, fail)
-        for i, table in enumerate(_table_list(data, "mirrors", fail))
-    )
-    # One member may be listed once per offset (a copy that moved different runs by different
-    # amounts); no upstream line may be vouched for at two offsets.
-    seen_mirrors: dict[tuple[str, str], list[Mirror]] = {}
-    for mirror in mirrors:
-        same = seen_mirrors.setdefault((mirror.filename, mirror.member), [])
-        for other in same:
-            if other.offset == mirror.offset:
-                raise fail(
-                    f"mirror {mirror.spec}",
-                    f"member {mirror.member!r} of {mirror.filename} is listed twice at offset"
-                    f" {mirror.offset}",
-                    "delete the duplicate [[mirrors]] entry, or merge its lines into the other",
-                )
-            if _windows_overlap(other.lines, mirror.lines):
-                raise fail(
-                    f"mirror {mirror.spec}",
-                    f"member {mirror.member!r} of {mirror.filename} vouches for the same upstream"
-                    f" lines at offsets {other.offset} and {mirror.offset}",
-                    "give each [[mirrors]] entry of one member upstream lines of its own",
-                )
-        same.append(mirror)
-
-    pins: list[Pin] = []
-    seen_ids: set[str] = set()
-    for i, table in enumerate(_table_list(data, "excerpts", fail)):
-        pin = _parse_pin(i, table, repos, fail)
-        if pin.id in seen_ids:
+    pins = tuple(_parse_pin(table, repos, fail) for table in typed.excerpts)
+    for i, pin in enumerate(pins):
+        if any(p.id == pin.id for p in pins[:i]):
             raise fail(
                 pin.id,
                 "duplicate excerpt id (ids must be unique: pages cite them)",
                 "rename one of the entries, or delete the duplicate",
             )
-        seen_ids.add(pin.id)
-        pins.append(pin)
-    files: list[FileId] = []
-    for i, table in enumerate(_table_list(data, "files", fail)):
-        found = _parse_file(i, table, repos, fail)
-        if any((f.repo, f.path) == (found.repo, found.path) for f in files):
+    for i, found in enumerate(typed.files):
+        _check_file(found, repos, fail)
+        if any((f.repo, f.path) == (found.repo, found.path) for f in typed.files[:i]):
             raise fail(
                 f"files {found.repo} {found.path}",
                 "the file is listed twice",
                 "delete the duplicate [[files]] entry",
             )
-        files.append(found)
-    commits: list[CommitProof] = []
-    for i, table in enumerate(_table_list(data, "commits", fail)):
-        proof = _parse_commit(i, table, repos, fail)
-        if any(c.repo == proof.repo for c in commits):
+    commits = tuple(CommitProof(c.repo, c.commit, c.object, c.trees) for c in typed.commits)
+    for i, proof in enumerate(commits):
+        _check_proof(proof, repos, fail)
+        if any(c.repo == proof.repo for c in commits[:i]):
             raise fail(
                 f"commits {proof.repo}",
                 "the repo's commit is recorded twice",
                 "keep one [[commits]] entry a repo: the one of its pinned commit",
             )
-        commits.append(proof)
-    for found in files:
+    for found in typed.files:
         _check_file_in_commit(found, commits, fail)
-    claims: list[Claim] = []
-    for i, table in enumerate(_table_list(data, "claims", fail)):
-        claim = _parse_claim(i, table, seen_ids, fail)
-        if any(c.id == claim.id for c in claims):
+    excerpt_ids = {p.id for p in pins}
+    for i, claim in enumerate(typed.claims):
+        _check_claim(claim, excerpt_ids, fail)
+        if any(c.id == claim.id for c in typed.claims[:i]):
             raise fail(
                 f"claims {claim.id}",
                 "the claim is approved twice",
                 "keep one [[claims]] entry an id (`itm claim approve` writes it)",
             )
-        claims.append(claim)
     return Lock(
         path=path,
         repos=repos,
-        mirrors=mirrors,
-        pins=tuple(pins),
-        files=tuple(files),
-        commits=tuple(commits),
-        claims=tuple(claims),
+        mirrors=typed.mirrors,
+        pins=pins,
+        files=typed.files,
+        commits=commits,
+        claims=typed.claims,
         display=file,
     )
 
 
-def _table_list(data: dict[str, object], key: str, fail: Fail) -> list[object]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise fail(key, f"{key} must be a list of tables", f"write each entry as [[{key}]]")
-    return value
+# ------------------------------------------------ keys and types: msgspec's word, made ours
+
+_STEP = re.compile(r"\.(\w+)|\[(\d+|\.\.\.)\]")  # one step of msgspec's path: .key or [index]
+_EXAMPLES = {  # what to write for a key, where '"..."' (a string) would not say enough
+    "version": "version = 1",
+    "commit": 'commit = "<40 hex>", the full id of the commit it names (`git rev-parse COMMIT`)',
+    "lines": "lines = [[69, 112]] or lines = [[185, 191], [204, 224]]",
+    "offset": "offset = 2 (or 0)",
+    "trees": "trees = ['''...''', ...]",
+}
+_CARRIED_EXAMPLE = (
+    'write carried_by = {package = "transformers", releases = [["5.6.2", "5.14.1"]]} (every'
+    ' release from the first to the last has the lines; add except = ["5.10.0"] for those'
+    " between that do not)"
+)
 
 
-def _parse_file(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> FileId:
-    entry = f"files[{index}]"
-    table = _check_keys(table, _FILE_KEYS, entry, fail)
-    _evidence_commit(table, entry, fail, "the commit the whole file was read at")
-    values = {key: _string(table, key, entry, fail) for key in _FILE_KEYS}
-    found = FileId(**values)
+def _typed(data: dict[str, object], fail: Fail) -> _LockFile:
+    """The TOML's tables as typed structs; an unknown key, a missing one or a value of the wrong
+    type is an InputError naming the entry (as the rules below name it) and the fix."""
+    keys = _LockFile.__struct_encode_fields__
+    unknown = sorted(set(data) - set(keys))  # here, not from msgspec: see below
+    if unknown:
+        raise fail(
+            "top level", f"unknown key {unknown[0]!r}", f"use only these keys: {', '.join(keys)}"
+        )
+    try:
+        return msgspec.convert(data, type=_LockFile)
+    except msgspec.ValidationError as error:
+        # "... - at `$.excerpts[0]`": a path holds no text of the lock's (a repo's name is
+        # `[...]`), but a key's name may hold " - at `$", which is why the top level's
+        # unknown key, told with no path, is found above
+        message, _, at = str(error).rpartition(" - at `$")
+        steps = [key or f"[{index}]" for key, index in _STEP.findall(at.rstrip("`"))]
+        raise _type_error(message, steps, data, fail) from None
+
+
+def _type_error(message: str, steps: list[str], data: dict[str, object], fail: Fail) -> InputError:
+    """msgspec's "Expected `str`, got `int` - at `$.excerpts[3].lines`" as the lock's error."""
+    unknown = re.fullmatch(r"Object contains unknown field `(.*)`", message, re.S)
+    missing = re.fullmatch(r"Object missing required field `(.*)`", message, re.S)
+    section, *inside = steps
+    if not inside:
+        fix = (
+            'write each as [repos."OWNER/NAME"]'
+            if section == "repos"
+            else f"write {_example(section)}"
+            if section == "version"
+            else f"write each entry as [[{section}]]"
+        )
+        return fail(section, _in_toml_words(message), fix)
+    entry = _entry_name(section, inside[0].strip("[]"), data)
+    kind = CarriedBy if "carried_by" in inside else _SECTIONS[section]
+    keys = ", ".join(kind.__struct_encode_fields__)
+    where = ".".join(inside[1:]).replace(".[", "[")
+    if unknown:
+        problem, fix = f"unknown key {unknown.group(1)!r}", f"use only these keys: {keys}"
+    elif missing:
+        key = missing.group(1)
+        problem, fix = f"missing {key!r}", f"add {_example(key)} to the entry"
+    elif not where:
+        problem = "expected a table"
+        fix = f"write it as a table with the keys {keys} (as `itm pin` writes them)"
+    else:
+        problem, fix = _in_toml_words(message), f"write {_example(inside[1])}"
+    if kind is CarriedBy:
+        fix = _CARRIED_EXAMPLE
+    return fail(entry, f"{where}: {problem}" if where else problem, fix)
+
+
+def _example(key: str) -> str:
+    return _EXAMPLES.get(key, f'{key} = "..."')
+
+
+_TOML_WORDS = {"object": "table", "array": "list", "str": "string", "int": "whole number"}
+
+
+def _in_toml_words(message: str) -> str:
+    """ "Expected `array | null`, got `str`" -> "expected a list, got a string": TOML's words."""
+
+    def kind(found: re.Match[str]) -> str:
+        names = [_TOML_WORDS.get(n, n) for n in found.group(1).split(" | ") if n != "null"]
+        return "a " + " or ".join(names)
+
+    message = message.replace("`array` of length >= 1", "a non-empty list")
+    return re.sub(r"`([^`]*)`", kind, message[:1].lower() + message[1:])
+
+
+def _entry_name(section: str, step: str, data: dict[str, object]) -> str:
+    """How the rules name an entry: "repos.OWNER/NAME", an excerpt's id, "claims ID", or the
+    table's place ("files[2]"). msgspec says `repos[...]`: the first repo that fails is the one."""
+    tables = data[section]
+    if isinstance(tables, dict):
+        for name, table in tables.items():
+            try:
+                msgspec.convert(table, type=_RepoTable)
+            except msgspec.ValidationError:
+                return f"repos.{name}"
+    table = tables[int(step)] if isinstance(tables, list) else None
+    named = table.get("id") if isinstance(table, dict) else None
+    if isinstance(named, str) and named and section in ("excerpts", "claims"):
+        return named if section == "excerpts" else f"claims {named}"
+    return f"{section}[{step}]"
+
+
+# ------------------------------------------------ the rules: values and the entries between them
+
+
+def _parse_repo(name: str, table: _RepoTable, fail: Fail) -> Repo:
+    entry = f"repos.{name}"
+    if not valid_name(name):
+        raise fail(entry, "repo name must be OWNER/REPO", 'write [repos."owner/name"]')
+    try:
+        url, forge = check_repo(name, table.url, table.forge or None)
+    except ForgeError as error:
+        raise fail(entry, error.problem, error.fix) from None
+    _check_commit(table.commit, entry, fail)
+    if not table.license.strip():
+        raise fail(entry, "empty license", 'name the license, e.g. "Apache-2.0"')
+    return Repo(name=name, url=url, commit=table.commit, license=table.license, forge=forge)
+
+
+def _check_file(found: FileId, repos: dict[str, Repo], fail: Fail) -> None:
     entry = f"files {found.repo} {found.path}"
     if found.repo not in repos:
         raise fail(entry, f"unknown repo {found.repo!r}", _known_repos_fix(repos))
@@ -467,21 +578,14 @@ def _parse_file(index: int, table: object, repos: dict[str, Repo], fail: Fail) -
         )
     if not found.evidence.strip():
         raise fail(entry, "empty evidence", "say how the whole file was read")
-    return found
 
 
-def _parse_commit(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> CommitProof:
-    entry = f"commits[{index}]"
-    table = _check_keys(table, _COMMIT_KEYS, entry, fail)
-    repo, commit, text = (_string(table, key, entry, fail) for key in ("repo", "commit", "object"))
+def _check_proof(proof: CommitProof, repos: dict[str, Repo], fail: Fail) -> None:
+    repo = proof.repo
     entry = f"commits {repo}"
     if repo not in repos:
         raise fail(entry, f"unknown repo {repo!r}", _known_repos_fix(repos))
-    _check_commit(commit, entry, fail)
-    trees = table.get("trees", [])
-    if not isinstance(trees, list) or not all(isinstance(t, str) for t in trees):
-        raise fail(entry, "trees must be a list of strings", "write trees = ['''...''', ...]")
-    proof = CommitProof(repo=repo, commit=commit, text=text, trees=tuple(trees))
+    _check_commit(proof.commit, entry, fail)
     try:
         proof.check()
     except ProofError as error:
@@ -493,10 +597,9 @@ def _parse_commit(index: int, table: object, repos: dict[str, Repo], fail: Fail)
             f' here and in [repos."{repo}"]); to move the pin, run'
             f" `itm bump {repo} COMMIT --git DIR --write`, which records the new commit's objects",
         ) from None
-    return proof
 
 
-def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail: Fail) -> None:
+def _check_file_in_commit(found: FileId, commits: tuple[CommitProof, ...], fail: Fail) -> None:
     """Where [[commits]] records the trees down to a [[files]] entry read at that commit, they
     must name the same blob."""
     proof = next((c for c in commits if (c.repo, c.commit) == (found.repo, found.commit)), None)
@@ -518,15 +621,39 @@ def _check_file_in_commit(found: FileId, commits: list[CommitProof], fail: Fail)
     )
 
 
-def _evidence_commit(table: dict[str, object], entry: str, fail: Fail, what: str) -> None:
-    """A [[files]] or [[mirrors]] entry must say which commit it vouches for."""
-    if "commit" not in table:
-        raise fail(
-            entry,
-            "missing 'commit': evidence that names no commit vouches for none",
-            f'add commit = "<40 hex>", {what} (`itm pin`, `itm bump` and `itm verify'
-            " --raise-evidence` write it for [[files]])",
-        )
+def _check_mirror(mirror: Mirror, repos: dict[str, Repo], fail: Fail) -> None:
+    entry = f"mirror {mirror.spec}"
+    if mirror.repo not in repos:
+        raise fail(entry, f"unknown repo {mirror.repo!r}", _known_repos_fix(repos))
+    _check_commit(mirror.commit, entry, fail)
+    _check_path(mirror.path, entry, fail)
+    _check_path(mirror.member, entry, fail, key="member")
+    _check_sha256(mirror.sha256, entry, fail, "the archive file")
+    parse_ranges(mirror.lines, entry, fail)
+
+
+def _check_mirror_placements(mirrors: tuple[Mirror, ...], fail: Fail) -> None:
+    """One member may be listed once per offset (a copy that moved different runs by different
+    amounts); no upstream line may be vouched for at two offsets."""
+    seen: dict[tuple[str, str], list[Mirror]] = {}
+    for mirror in mirrors:
+        same = seen.setdefault((mirror.filename, mirror.member), [])
+        for other in same:
+            if other.offset == mirror.offset:
+                raise fail(
+                    f"mirror {mirror.spec}",
+                    f"member {mirror.member!r} of {mirror.filename} is listed twice at offset"
+                    f" {mirror.offset}",
+                    "delete the duplicate [[mirrors]] entry, or merge its lines into the other",
+                )
+            if _windows_overlap(other.lines, mirror.lines):
+                raise fail(
+                    f"mirror {mirror.spec}",
+                    f"member {mirror.member!r} of {mirror.filename} vouches for the same upstream"
+                    f" lines at offsets {other.offset} and {mirror.offset}",
+                    "give each [[mirrors]] entry of one member upstream lines of its own",
+                )
+        same.append(mirror)
 
 
 def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
@@ -534,55 +661,6 @@ def _windows_overlap(a: tuple[Range, ...], b: tuple[Range, ...]) -> bool:
     if not a or not b:
         return True
     return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
-
-
-def _check_keys(
-    table: object, allowed: tuple[str, ...], entry: str, fail: Fail
-) -> dict[str, object]:
-    """The table, when it is one with only `allowed` keys."""
-    if not isinstance(table, dict):
-        raise fail(
-            entry,
-            "expected a table",
-            f"write it as a table with the keys {', '.join(allowed)} (as `itm pin` writes them)",
-        )
-    unknown = sorted(set(table) - set(allowed))
-    if unknown:
-        raise fail(
-            entry, f"unknown key {unknown[0]!r}", f"use only these keys: {', '.join(allowed)}"
-        )
-    return table
-
-
-def _string(
-    table: dict[str, object], key: str, entry: str, fail: Fail, *, required: bool = True
-) -> str:
-    value = table.get(key)
-    if value is None:
-        if required:
-            raise fail(entry, f"missing {key!r}", f'add {key} = "..." to the entry')
-        return ""
-    if not isinstance(value, str):
-        raise fail(entry, f"{key!r} must be a string, got {value!r}", f'write {key} = "..."')
-    return value
-
-
-def _parse_repo(name: str, table: object, fail: Fail) -> Repo:
-    entry = f"repos.{name}"
-    table = _check_keys(table, _REPO_KEYS, entry, fail)
-    if not valid_name(name):
-        raise fail(entry, "repo name must be OWNER/REPO", 'write [repos."owner/name"]')
-    forge = _string(table, "forge", entry, fail, required=False) or None
-    try:
-        url, forge = check_repo(name, _string(table, "url", entry, fail), forge)
-    except ForgeError as error:
-        raise fail(entry, error.problem, error.fix) from None
-    commit = _string(table, "commit", entry, fail)
-    _check_commit(commit, entry, fail)
-    license_name = _string(table, "license", entry, fail)
-    if not license_name.strip():
-        raise fail(entry, "empty license", 'name the license, e.g. "Apache-2.0"')
-    return Repo(name=name, url=url, commit=commit, license=license_name, forge=forge)
 
 
 def _check_commit(commit: str, entry: str, fail: Fail) -> None:
@@ -630,58 +708,30 @@ def _check_sha256(value: str, entry: str, fail: Fail, what: str) -> None:
         )
 
 
-def _parse_mirror(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> Mirror:
-    entry = f"mirrors[{index}]"
-    table = _check_keys(table, _MIRROR_KEYS + _MIRROR_PLACEMENT, entry, fail)
-    _evidence_commit(
-        table, entry, fail, "the commit whose file you compared the member's lines with"
-    )
-    values = {key: _string(table, key, entry, fail, required=key != "note") for key in _MIRROR_KEYS}
-    offset = table.get("offset", 0)
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        raise fail(entry, f"offset {offset!r} is not a whole number", "write offset = 2 (or 0)")
-    lines = parse_ranges(table.get("lines"), entry, fail)
-    mirror = Mirror(**values, lines=lines, offset=offset)
-    entry = f"mirror {mirror.spec}"
-    if mirror.repo not in repos:
-        raise fail(entry, f"unknown repo {mirror.repo!r}", _known_repos_fix(repos))
-    _check_commit(mirror.commit, entry, fail)
-    _check_path(mirror.path, entry, fail)
-    _check_path(mirror.member, entry, fail, key="member")
-    _check_sha256(mirror.sha256, entry, fail, "the archive file")
-    return mirror
-
-
 def _known_repos_fix(repos: dict[str, Repo]) -> str:
     known = ", ".join(repos) or "none yet"
     return f'add a [repos."OWNER/REPO"] table for it, or use a known repo ({known})'
 
 
-def _parse_pin(index: int, table: object, repos: dict[str, Repo], fail: Fail) -> Pin:
-    named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
-    entry = named or f"excerpts[{index}]"
-    table = _check_keys(table, _EXCERPT_KEYS, entry, fail)
-    excerpt_id = _string(table, "id", entry, fail)
-    if not _EXCERPT_ID.fullmatch(excerpt_id):
+def _parse_pin(table: _PinTable, repos: dict[str, Repo], fail: Fail) -> Pin:
+    entry = table.id or "excerpts"
+    if not _EXCERPT_ID.fullmatch(table.id):
         raise fail(
             entry,
             "id must be lowercase letters, digits, '.', '_' or '-'",
             'name it like "gpt2.attn" or "hf.gpt2-mlp"',
         )
-    repo = _string(table, "repo", entry, fail)
-    if repo not in repos:
-        raise fail(entry, f"unknown repo {repo!r}", _known_repos_fix(repos))
-    path = _string(table, "path", entry, fail)
-    _check_path(path, entry, fail)
-
-    symbol = table.get("symbol")
-    if symbol is not None and (not isinstance(symbol, str) or not _SYMBOL.fullmatch(symbol)):
+    if table.repo not in repos:
+        raise fail(entry, f"unknown repo {table.repo!r}", _known_repos_fix(repos))
+    _check_path(table.path, entry, fail)
+    symbol = table.symbol
+    if symbol is not None and not _SYMBOL.fullmatch(symbol):
         raise fail(
             entry,
             f"symbol {symbol!r} is not a dotted Python name",
             'write symbol = "attn" or symbol = "GPT2Attention.forward"',
         )
-    ranges = parse_ranges(table.get("lines"), entry, fail)
+    ranges = parse_ranges(table.lines, entry, fail)
     if symbol is None and not ranges:
         raise fail(
             entry,
@@ -694,133 +744,75 @@ def _parse_pin(index: int, table: object, repos: dict[str, Repo], fail: Fail) ->
             "a symbol resolves to one run of lines, but several ranges are given",
             "drop the symbol to pin several ranges, or keep one range",
         )
-
-    sha256 = table.get("sha256")
-    if sha256 is None or sha256 == "":
+    if not table.sha256:
         raise fail(
             entry,
             "missing sha256 of the excerpt text",
             'record it with `itm pin` (or add sha256 = "<64 hex>" of the lines,'
             " each ending in \\n)",
         )
-    if not isinstance(sha256, str):
-        raise fail(entry, "sha256 must be a string", 'write sha256 = "<64 hex>"')
-    _check_sha256(sha256, entry, fail, "the excerpt text")
-
-    level = _string(table, "evidence_level", entry, fail)
+    _check_sha256(table.sha256, entry, fail, "the excerpt text")
+    level = table.evidence_level
     if level not in EVIDENCE_LEVELS:
         raise fail(
             entry,
             f"unknown evidence_level {level!r}",
             f"use one of: {', '.join(EVIDENCE_LEVELS)} (and never claim more than was checked)",
         )
-    evidence = _string(table, "evidence", entry, fail)
-    if not evidence.strip():
+    if not table.evidence.strip():
         raise fail(entry, "empty evidence", "say how the text was confirmed")
-    carried_by = None
-    if "carried_by" in table:
-        if level != "mirror-window":
-            raise fail(
-                entry,
-                f"carried_by names releases that carry the lines, but evidence_level is {level!r}",
-                "delete carried_by: an excerpt checked at its commit needs no release window",
-            )
-        carried_by = _parse_carried_by(table["carried_by"], entry, fail)
+    if table.carried_by is not None:
+        _check_carried_by(table.carried_by, level, entry, fail)
     return Pin(
-        id=excerpt_id,
-        repo=repo,
-        path=path,
+        id=table.id,
+        repo=table.repo,
+        path=table.path,
         symbol=symbol,
         ranges=ranges,
-        sha256=sha256,
+        sha256=table.sha256,
         evidence_level=level,
-        evidence=evidence,
-        carried_by=carried_by,
+        evidence=table.evidence,
+        carried_by=table.carried_by,
     )
 
 
-_CARRIED_EXAMPLE = (
-    'write carried_by = {package = "transformers", releases = [["5.6.2", "5.14.1"]]} (every'
-    ' release from the first to the last has the lines; add except = ["5.10.0"] for those'
-    " between that do not)"
-)
-
-
-def _parse_carried_by(table: object, entry: str, fail: Fail) -> CarriedBy:
+def _check_carried_by(carried: CarriedBy, level: str, entry: str, fail: Fail) -> None:
     """carried_by = {package, releases = [[first, last], ...], except = [...]}: every release of
-    each window has the lines, but those excepted."""
-    if not isinstance(table, dict):
-        raise fail(entry, "carried_by is not a table", _CARRIED_EXAMPLE)
-    _check_keys(table, _CARRIED_KEYS, f"{entry} carried_by", fail)
-    package = table.get("package")
-    windows = table.get("releases")
-    excepted = table.get("except", [])
-
-    def versions(value: object) -> bool:
-        return isinstance(value, list) and all(
-            isinstance(v, str) and _VERSION.fullmatch(v) for v in value
-        )
-
-    ok = (
-        isinstance(package, str)
-        and _VERSION.fullmatch(package)
-        and isinstance(windows, list)
-        and windows
-        and all(versions(w) and len(w) == 2 for w in windows)
-        and versions(excepted)
-    )
-    if not ok:
+    each window has the lines, but those excepted; only a "mirror-window" excerpt has one."""
+    if level != "mirror-window":
         raise fail(
-            entry, "carried_by is not a package and its windows of releases", _CARRIED_EXAMPLE
+            entry,
+            f"carried_by names releases that carry the lines, but evidence_level is {level!r}",
+            "delete carried_by: an excerpt checked at its commit needs no release window",
         )
-    assert isinstance(package, str) and isinstance(windows, list) and isinstance(excepted, list)
-    return CarriedBy(
-        package=package,
-        releases=tuple((first, last) for first, last in windows),
-        excepted=tuple(excepted),
-    )
+    names = (carried.package, *(v for w in carried.releases for v in w), *carried.excepted)
+    bad = next((name for name in names if not _VERSION.fullmatch(name)), None)
+    if bad is not None:
+        raise fail(entry, f"carried_by: {bad!r} is not a package or a release", _CARRIED_EXAMPLE)
 
 
-def _parse_claim(index: int, table: object, excerpt_ids: set[str], fail: Fail) -> Claim:
-    named = isinstance(table, dict) and isinstance(table.get("id"), str) and table["id"]
-    entry = f"claims {named}" if named else f"claims[{index}]"
-    table = _check_keys(table, _CLAIM_KEYS, entry, fail)
-    claim_id, excerpt, sha256 = (_string(table, key, entry, fail) for key in _CLAIM_KEYS)
-    if not CLAIM_ID.fullmatch(claim_id):
+def _check_claim(claim: Claim, excerpt_ids: set[str], fail: Fail) -> None:
+    entry = f"claims {claim.id}"
+    if not CLAIM_ID.fullmatch(claim.id):
         raise fail(
             entry,
             "a claim id is lowercase letters, digits, '.', '_', '-' or '/'",
             'name it like "gpt2.attn.heads-joined"',
         )
-    if excerpt not in excerpt_ids:
+    if claim.excerpt not in excerpt_ids:
         raise fail(
             entry,
-            f"it is about excerpt {excerpt!r}, which the lock does not pin",
+            f"it is about excerpt {claim.excerpt!r}, which the lock does not pin",
             "delete the entry, or approve the claim about a pinned excerpt (`itm claim approve"
-            f" {claim_id} --excerpt ID`)",
+            f" {claim.id} --excerpt ID`)",
         )
-    _check_sha256(sha256, entry, fail, "the excerpt text the claim was approved against")
-    return Claim(id=claim_id, excerpt=excerpt, sha256=sha256)
+    _check_sha256(claim.sha256, entry, fail, "the excerpt text the claim was approved against")
 
 
-def parse_ranges(value: object, entry: str, fail: Fail) -> tuple[Range, ...]:
+def parse_ranges(value: Sequence[Range], entry: str, fail: Fail) -> tuple[Range, ...]:
     """[[first, last], ...] checked: from line 1, each in order, ascending with gaps; `fail`
     makes the error (the lock's, naming its file, or `itm pin --lines`')."""
-    if value is None:
-        return ()
-    example = "write lines = [[69, 112]] or lines = [[185, 191], [204, 224]]"
-    if not isinstance(value, list) or not value:
-        raise fail(entry, f"empty line range list {value!r}", example)
-    ranges: list[Range] = []
-    for item in value:
-        ok = (
-            isinstance(item, list)
-            and len(item) == 2
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in item)
-        )
-        if not ok:
-            raise fail(entry, f"line range {item!r} is not a pair [FIRST, LAST]", example)
-        first, last = item
+    for first, last in value:
         if first < 1:
             raise fail(
                 entry, f"line range {first}-{last} starts before line 1", "lines count from 1"
@@ -831,8 +823,7 @@ def parse_ranges(value: object, entry: str, fail: Fail) -> tuple[Range, ...]:
                 f"line range {first}-{last} is reversed (empty)",
                 f"write the first line first: [{last}, {first}]",
             )
-        ranges.append((first, last))
-    for (a1, b1), (a2, b2) in zip(ranges, ranges[1:], strict=False):
+    for (a1, b1), (a2, b2) in zip(value, value[1:], strict=False):
         if a2 <= b1 + 1:
             raise fail(
                 entry,
@@ -840,7 +831,7 @@ def parse_ranges(value: object, entry: str, fail: Fail) -> tuple[Range, ...]:
                 f"merge them into [{min(a1, a2)}, {max(b1, b2)}], or list ranges in ascending order"
                 " with a gap",
             )
-    return tuple(ranges)
+    return tuple(value)
 
 
 def parse_line_spec(spec: object, *, entry: str, file: str | None = None) -> tuple[Range, ...]:
@@ -851,7 +842,7 @@ def parse_line_spec(spec: object, *, entry: str, file: str | None = None) -> tup
     for part in str(spec).replace("–", "-").split(","):
         first, _, last = part.strip().partition("-")
         try:
-            ranges.append([int(first), int(last or first)])
+            ranges.append((int(first), int(last or first)))
         except ValueError:
             raise InputError(
                 f"cannot read line range {part.strip()!r}",
@@ -902,81 +893,65 @@ _HEADER = """\
 """
 
 
-def _toml_str(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # JSON escapes are valid TOML basic strings
+def _toml(value: object) -> str:
+    """A value as the canonical form spells it on one line: a string or a number as tomli-w
+    writes it (TOML's own escapes), a list [a, b] and a table {key = value} inline. tomli-w would
+    spread every list over lines and every table into a [section] (2,752 lines for 1,638)."""
+    if isinstance(value, list | tuple):
+        return f"[{', '.join(_toml(item) for item in value)}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + "}"
+    return tomli_w.dumps({"v": value})[len("v = ") : -1]
 
 
 def _toml_text(value: str) -> str:
     """Text of many lines as a multi-line TOML string that reads back exactly: one line of the
     lock a line of text, escapes for quotes, backslashes and control characters (a tab too),
-    and a line's trailing spaces spelled \\u0020 so that an editor trimming lines breaks nothing."""
+    and a line's trailing spaces spelled \\u0020 so that an editor trimming lines breaks nothing
+    (tomli-w's multi-line strings keep tabs and trailing spaces raw, and turn \\r\\n into \\n)."""
     lines = []
     for line in value.split("\n"):
-        escaped = json.dumps(line, ensure_ascii=False)[1:-1].replace("\x7f", "\\u007f")
+        escaped = _toml(line)[1:-1].replace("\t", "\\t")
         kept = escaped.rstrip(" ")
         lines.append(kept + "\\u0020" * (len(escaped) - len(kept)))
     return '"""\n' + "\n".join(lines) + '"""'
 
 
+def _entry(header: str, table: Mapping[str, object]) -> str:
+    return f"\n{header}\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in table.items())
+
+
 def dump_lock(lock: Lock) -> str:
-    """The canonical text of a lock; load_lock(dump_lock(x)) gives x back."""
+    """The canonical text of a lock; load_lock(dump_lock(x)) gives x back. A struct's default
+    values (a mirror's empty note, its lines when it vouches for the whole file) are left out."""
     out = [_HEADER, "\nversion = 1\n"]
     for repo in lock.repos.values():
-        out.append(f"\n[repos.{_toml_str(repo.name)}]\n")
-        out.append(f"url = {_toml_str(repo.url)}\n")
-        out.append(f"commit = {_toml_str(repo.commit)}\n")
-        out.append(f"license = {_toml_str(repo.license)}\n")
+        keys = {"url": repo.url, "commit": repo.commit, "license": repo.license}
         if repo.forge != default_forge(repo.url):
-            out.append(f"forge = {_toml_str(repo.forge)}\n")
+            keys["forge"] = repo.forge
+        out.append(_entry(f"[repos.{_toml(repo.name)}]", keys))
     for proof in lock.commits:
-        out.append("\n[[commits]]\n")
-        out.append(f"repo = {_toml_str(proof.repo)}\ncommit = {_toml_str(proof.commit)}\n")
+        out.append(_entry("[[commits]]", {"repo": proof.repo, "commit": proof.commit}))
         out.append(f"object = {_toml_text(proof.text)}\n")
         trees = "".join(f"\n{_toml_text(tree)}," for tree in proof.trees)
         out.append(f"trees = [{trees}\n]\n")
-    for file in lock.files:
-        out.append("\n[[files]]\n")
-        for key in _FILE_KEYS:
-            out.append(f"{key} = {_toml_str(getattr(file, key))}\n")
-    for mirror in lock.mirrors:
-        out.append("\n[[mirrors]]\n")
-        for key in _MIRROR_KEYS:
-            value = getattr(mirror, key)
-            if key != "note" or value:
-                out.append(f"{key} = {_toml_str(value)}\n")
-        if mirror.lines:
-            out.append(f"lines = [{', '.join(f'[{a}, {b}]' for a, b in mirror.lines)}]\n")
-        if mirror.offset:
-            out.append(f"offset = {mirror.offset}\n")
+    out += [_entry("[[files]]", msgspec.to_builtins(file)) for file in lock.files]
+    out += [_entry("[[mirrors]]", msgspec.to_builtins(mirror)) for mirror in lock.mirrors]
     for pin in lock.pins:
-        out.append("\n[[excerpts]]\n")
-        out.append(f"id = {_toml_str(pin.id)}\n")
-        out.append(f"repo = {_toml_str(pin.repo)}\n")
-        out.append(f"path = {_toml_str(pin.path)}\n")
-        if pin.symbol is not None:
-            out.append(f"symbol = {_toml_str(pin.symbol)}\n")
-        if pin.ranges:
-            pairs = ", ".join(f"[{a}, {b}]" for a, b in pin.ranges)
-            out.append(f"lines = [{pairs}]\n")
-        out.append(f"sha256 = {_toml_str(pin.sha256)}\n")
-        out.append(f"evidence_level = {_toml_str(pin.evidence_level)}\n")
-        out.append(f"evidence = {_toml_str(pin.evidence)}\n")
-        if pin.carried_by is not None:
-            out.append(f"carried_by = {_carried_toml(pin.carried_by)}\n")
-    for claim in lock.claims:
-        out.append("\n[[claims]]\n")
-        for key in _CLAIM_KEYS:
-            out.append(f"{key} = {_toml_str(getattr(claim, key))}\n")
+        written = {  # as _PinTable spells it, None left out
+            "id": pin.id,
+            "repo": pin.repo,
+            "path": pin.path,
+            "symbol": pin.symbol,
+            "lines": pin.ranges or None,
+            "sha256": pin.sha256,
+            "evidence_level": pin.evidence_level,
+            "evidence": pin.evidence,
+            "carried_by": msgspec.to_builtins(pin.carried_by),
+        }
+        out.append(_entry("[[excerpts]]", {k: v for k, v in written.items() if v is not None}))
+    out += [_entry("[[claims]]", msgspec.to_builtins(claim)) for claim in lock.claims]
     return "".join(out)
-
-
-def _carried_toml(carried: CarriedBy) -> str:
-    """carried_by as one inline table: {package = "...", releases = [["a", "b"]], except = []}."""
-    windows = ", ".join(f"[{_toml_str(a)}, {_toml_str(b)}]" for a, b in carried.releases)
-    out = f"{{package = {_toml_str(carried.package)}, releases = [{windows}]"
-    if carried.excepted:
-        out += f", except = [{', '.join(_toml_str(v) for v in carried.excepted)}]"
-    return out + "}"
 
 
 def write_lock(lock: Lock, path: Path | None = None) -> None:
