@@ -13,7 +13,8 @@ NetSettings.max_bytes. A body past the cap is refused while it streams, before i
 Kept on the standard library's urllib, where httpx was asked for: httpx's timeouts bound each
 connect, read, write and pool wait, not a whole download (encode/httpx#1450, open: a body
 trickled in small chunks never trips them), so it would need this same timer on its socket, and
-it would add four packages to the light install that pins excerpts for any site.
+it would add six packages (httpx, httpcore, h11, anyio, certifi, idna) to the light install that
+pins excerpts for any site.
 """
 
 from __future__ import annotations
