@@ -12,6 +12,7 @@ placeholder its module fills.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -38,3 +39,19 @@ def read_data(path: Path, schema: type[T], *, fix: str) -> T:
         problem, _, where = str(error).partition(" - at `$")
         entry = where.removesuffix("`").removeprefix(".") or None
         raise InputError(problem, file=str(path), entry=entry, fix=fix) from None
+
+
+def keyed(
+    entries: Sequence[T], key: Callable[[T], str], *, path: Path, entry: str, fix: str
+) -> dict[str, T]:
+    """{key: entry} in the file's order; an InputError naming `entry[i]` if a key repeats (a dict
+    would keep the last one silently)."""
+    found: dict[str, T] = {}
+    for index, item in enumerate(entries):
+        name = key(item)
+        if name in found:
+            raise InputError(
+                f"{name!r} repeats", file=str(path), entry=f"{entry}[{index}]", fix=fix
+            )
+        found[name] = item
+    return found

@@ -15,10 +15,12 @@ import tomli_w
 
 from generator import glossary
 from generator.errors import InputError
+from generator.models import papers
 
 # (the shipped file, its module's reader, what the module holds of it)
 FILES: dict[str, tuple[Path, Callable[[Path], object], object]] = {
     "glossary": (glossary.GLOSSARY_FILE, glossary.read_glossary, glossary.GLOSSARY),
+    "papers": (papers.PAPERS_FILE, papers.read_papers, papers.PAPERS),
 }
 
 
@@ -84,3 +86,11 @@ def test_the_glossary_names_a_repeated_anchor_and_a_value_without_its_symbol(
     del symbols[1]  # llama-h, whose value VALUES computes
     error = refusal(tmp_path / "b", "glossary", tomli_w.dumps(data))
     assert "no symbol for llama-h" in error.problem
+
+
+def test_a_name_cited_twice_is_refused(tmp_path: Path) -> None:
+    """Papers are cited by name: a repeated one would silently stand for the last."""
+    data = tomllib.loads(papers.PAPERS_FILE.read_text("utf-8"))
+    data["papers"][2]["name"] = data["papers"][0]["name"]
+    error = refusal(tmp_path, "papers", tomli_w.dumps(data))
+    assert error.entry == "papers[2]" and "repeats" in error.problem
