@@ -13,12 +13,17 @@ from typing import Any
 import pytest
 import tomli_w
 
-from generator import glossary
+from generator import differences, glossary
 from generator.errors import InputError
 from generator.models import papers
 
 # (the shipped file, its module's reader, what the module holds of it)
 FILES: dict[str, tuple[Path, Callable[[Path], object], object]] = {
+    "differences": (
+        differences.DIFFERENCES_FILE,
+        differences.read_differences,
+        differences.DIFFERENCES,
+    ),
     "glossary": (glossary.GLOSSARY_FILE, glossary.read_glossary, glossary.GLOSSARY),
     "papers": (papers.PAPERS_FILE, papers.read_papers, papers.PAPERS),
 }
@@ -94,3 +99,11 @@ def test_a_name_cited_twice_is_refused(tmp_path: Path) -> None:
     data["papers"][2]["name"] = data["papers"][0]["name"]
     error = refusal(tmp_path, "papers", tomli_w.dumps(data))
     assert error.entry == "papers[2]" and "repeats" in error.problem
+
+
+def test_a_difference_names_only_numbers_the_code_measures(tmp_path: Path) -> None:
+    """An unknown {placeholder} would reach the page as written."""
+    data = tomllib.loads(differences.DIFFERENCES_FILE.read_text("utf-8"))
+    data["differences"][1]["text"] += " The gap is {gelu_gpa}."
+    error = refusal(tmp_path, "differences", tomli_w.dumps(data))
+    assert error.entry == "differences[1].text" and "{gelu_gpa}" in error.problem
