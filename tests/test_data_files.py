@@ -16,6 +16,7 @@ import tomli_w
 from generator import differences, glossary
 from generator.errors import InputError
 from generator.models import papers
+from generator.walkthrough import steps
 
 # (the shipped file, its module's reader, what the module holds of it)
 FILES: dict[str, tuple[Path, Callable[[Path], object], object]] = {
@@ -26,6 +27,7 @@ FILES: dict[str, tuple[Path, Callable[[Path], object], object]] = {
     ),
     "glossary": (glossary.GLOSSARY_FILE, glossary.read_glossary, glossary.GLOSSARY),
     "papers": (papers.PAPERS_FILE, papers.read_papers, papers.PAPERS),
+    "steps": (steps.STEPS_FILE, steps.read_steps, steps.WALKTHROUGHS),
 }
 
 
@@ -107,3 +109,13 @@ def test_a_difference_names_only_numbers_the_code_measures(tmp_path: Path) -> No
     data["differences"][1]["text"] += " The gap is {gelu_gpa}."
     error = refusal(tmp_path, "differences", tomli_w.dumps(data))
     assert error.entry == "differences[1].text" and "{gelu_gpa}" in error.problem
+
+
+def test_a_step_shows_only_matrices_its_walkthrough_has(tmp_path: Path) -> None:
+    data = tomllib.loads(steps.STEPS_FILE.read_text("utf-8"))
+    data["rotary"]["steps"][1]["matrices"] = ["angles", "scores"]  # the attention's, not RoPE's
+    error = refusal(tmp_path / "a", "steps", tomli_w.dumps(data))
+    assert error.entry == "rotary.steps[1].matrices" and "scores" in error.problem
+    data["rotary"]["matrices"][0]["columns"] = "rows"
+    error = refusal(tmp_path / "b", "steps", tomli_w.dumps(data))
+    assert error.entry == "rotary.matrices[0].columns" and "'rows'" in error.problem
