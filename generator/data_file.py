@@ -12,7 +12,7 @@ placeholder its module fills.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -55,3 +55,18 @@ def keyed(
             )
         found[name] = item
     return found
+
+
+def one_of(
+    names: Iterable[str], known: Collection[str], *, what: str, path: Path, entry: str
+) -> None:
+    """An InputError naming `entry` for the first of `names` that is not `what` (one of `known`):
+    an entry naming another (a matrix, a placeholder) that does not exist."""
+    for name in names:
+        if name not in known:
+            raise InputError(
+                f"{name!r} is not {what}",
+                file=str(path),
+                entry=entry,
+                fix=f"use one of: {', '.join(known)}",
+            )

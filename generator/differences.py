@@ -13,8 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from generator.data_file import keyed, read_data
-from generator.errors import InputError
+from generator.data_file import keyed, one_of, read_data
 
 DIFFERENCES_FILE = Path(__file__).with_name("differences.toml")
 FIX = "write it as DifferencesFile in generator/differences.py says, or restore it from git"
@@ -71,14 +70,9 @@ def read_differences(path: Path = DIFFERENCES_FILE) -> tuple[Difference, ...]:
     differences = read_data(path, DifferencesFile, fix=FIX).differences
     keyed(differences, lambda d: d.key, path=path, entry="differences", fix=FIX)
     for index, difference in enumerate(differences):
-        for name in re.findall(r"\{(\w+)\}", difference.text):
-            if name not in MEASURED:
-                raise InputError(
-                    f"{{{name}}} is no measured number",
-                    file=str(path),
-                    entry=f"differences[{index}].text",
-                    fix=f"use one of: {', '.join('{' + m + '}' for m in MEASURED)}",
-                )
+        placeholders = re.findall(r"\{(\w+)\}", difference.text)
+        entry = f"differences[{index}].text"
+        one_of(placeholders, MEASURED, what="a measured number", path=path, entry=entry)
     return differences
 
 

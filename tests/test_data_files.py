@@ -108,7 +108,7 @@ def test_a_difference_names_only_numbers_the_code_measures(tmp_path: Path) -> No
     data = tomllib.loads(differences.DIFFERENCES_FILE.read_text("utf-8"))
     data["differences"][1]["text"] += " The gap is {gelu_gpa}."
     error = refusal(tmp_path, "differences", tomli_w.dumps(data))
-    assert error.entry == "differences[1].text" and "{gelu_gpa}" in error.problem
+    assert error.entry == "differences[1].text" and "'gelu_gpa'" in error.problem
 
 
 def test_a_step_shows_only_matrices_its_walkthrough_has(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Literal
 import msgspec
 
 from generator.config import ModelConfig
-from generator.data_file import keyed, read_data
+from generator.data_file import keyed, one_of, read_data
 from generator.engine import STEPS as ENGINE_STEPS
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
@@ -64,13 +64,8 @@ def read_steps(path: Path = STEPS_FILE) -> StepsFile:
         entry = f"{name}.matrices"
         known = keyed(walkthrough.matrices, lambda m: m.key, path=path, entry=entry, fix=FIX)
         for index, step in enumerate(walkthrough.steps):
-            if unknown := [key for key in step.matrices if key not in known]:
-                raise InputError(
-                    f"shows {', '.join(unknown)}, no matrix of {entry}",
-                    file=str(path),
-                    entry=f"{name}.steps[{index}].matrices",
-                    fix=f"use one of: {', '.join(known)}",
-                )
+            where = f"{name}.steps[{index}].matrices"
+            one_of(step.matrices, known, what=f"a matrix of {entry}", path=path, entry=where)
     return data
 
 
