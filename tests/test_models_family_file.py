@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import tomli_w
 
+from generator.data_file import MAX_BYTES
 from generator.errors import InputError
 from generator.models import FAMILIES, FOLDERS
 from generator.models.family import Family
-from generator.models.family_file import FAMILY_FILE, MAX_BYTES
+from generator.models.family_file import FAMILY_FILE
 from generator.models.llama.changes import CHANGES, CHANGES_FILE, read_changes
 
 MODELS = Path(__file__).resolve().parent.parent / "generator" / "models"
