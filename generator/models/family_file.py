@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import msgspec
 
-from generator.data_file import read_data as read_data  # llama/changes.py reads it here
+from generator.data_file import read_data
 from generator.errors import InputError
 from generator.models.component import Component
 from generator.models.counts import Words
