@@ -25,20 +25,39 @@ T = TypeVar("T")
 MAX_BYTES = 256 << 10  # the largest is about 16 KB
 
 
-def read_data(path: Path, schema: type[T], *, fix: str) -> T:
-    """The TOML file at `path` (a regular file of at most MAX_BYTES) as a `schema`; an InputError
-    naming the file, the entry and `fix` if it is not one."""
-    text = read_text_input(path, max_bytes=MAX_BYTES, fix=fix)
+def read_data(
+    path: Path, schema: type[T], *, fix: str, name: str | None = None, max_bytes: int = MAX_BYTES
+) -> T:
+    """The TOML file at `path` (a regular file of at most `max_bytes`) as a `schema`; an
+    InputError naming the file (as `name`, if given), the entry and `fix` if it is not one."""
+    file = name or str(path)
     try:
+        text = read_text_input(path, max_bytes=max_bytes, fix=fix)
         data = tomllib.loads(text)
+    except InputError as error:
+        raise InputError(error.problem, file=file, fix=fix) from None
     except tomllib.TOMLDecodeError as error:
-        raise InputError(f"is not valid TOML ({error})", file=str(path), fix=fix) from None
+        raise InputError(f"is not valid TOML ({error})", file=file, fix=fix) from None
+    except RecursionError:  # tomllib recurses once per nested [ or {
+        raise InputError("is nested too deeply to be read", file=file, fix=fix) from None
+    return convert(data, schema, file=file, fix=fix)
+
+
+def convert(data: object, schema: type[T], *, file: str, fix: str, entry: str = "") -> T:
+    """`data` (read from `file`, at `entry` in it) as a `schema`, or an InputError naming the
+    entry msgspec found wrong (a table of tables converts each with its key as `entry`: msgspec
+    names a dict's entries "[...]")."""
     try:
         return msgspec.convert(data, schema)
     except msgspec.ValidationError as error:
-        problem, _, where = str(error).partition(" - at `$")
-        entry = where.removesuffix("`").removeprefix(".") or None
-        raise InputError(problem, file=str(path), entry=entry, fix=fix) from None
+        problem, marker, where = str(error).rpartition(" - at `$")  # the last: a key may hold one
+        if not marker:
+            problem, where = str(error), ""
+        inner = where.removesuffix("`").removeprefix(".")
+        joined = f"{entry}{'' if inner.startswith('[') else '.'}{inner}" if entry and inner else ""
+        raise InputError(
+            problem, file=file, entry=joined or inner or entry or None, fix=fix
+        ) from None
 
 
 def keyed(
