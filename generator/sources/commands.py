@@ -436,14 +436,9 @@ def new_repo(args: argparse.Namespace, lock: Lock) -> Repo:
     return Repo(name=args.repo, url=url, commit=args.commit, license=args.license, forge=forge)
 
 
-def parse_lines(spec: str) -> tuple[Range, ...]:
-    """ "69-112" / "185-191,204-224" / "126" -> ranges, checked before any file is read."""
-    return parse_line_spec(spec, entry="--lines")
-
-
 def run_pin(args: argparse.Namespace) -> int:
     # --lines checked first: a typo fails before any file is read or fetched
-    asked: tuple[Range, ...] = () if args.symbol else parse_lines(args.lines)
+    asked: tuple[Range, ...] = () if args.symbol else parse_line_spec(args.lines, entry="--lines")
     site = _site(args)
     # the site's first pin starts its lock (a path that exists but is no lock is an error)
     exists = site.path.exists() or site.path.is_symlink()

@@ -71,7 +71,6 @@ Range = tuple[int, int]  # first and last line, 1-based, inclusive
 Fail = Callable[[str, str, str], InputError]
 
 _HEX40 = re.compile(r"[0-9a-f]{40}")
-_SHA1_GIT = _HEX40
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _EXCERPT_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SYMBOL = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -569,7 +568,7 @@ def _check_file(found: FileId, repos: dict[str, Repo], fail: Fail) -> None:
     _check_commit(found.commit, entry, fail)
     _check_path(found.path, entry, fail)
     _check_sha256(found.sha256, entry, fail, "the whole file")
-    if not _SHA1_GIT.fullmatch(found.sha1_git):
+    if not _HEX40.fullmatch(found.sha1_git):
         raise fail(
             entry,
             f"sha1_git {found.sha1_git!r} is not 40 lowercase hex digits",

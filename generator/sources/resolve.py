@@ -662,23 +662,10 @@ def resolve_excerpts(
     return {pin.id: resolver.resolve(pin) for pin in pins}
 
 
-def resolve_all(
-    lock: Lock,
-    *,
-    cache_dir: Path,
-    offline: bool = False,
-    git_dirs: Mapping[str, Path] | None = None,
-    log: Log | None = None,
-    **options: Unpack[SourceOptions],
-) -> dict[str, Excerpt]:
-    """Every excerpt of the lock, verified, by id (in lock order).
-
-    Raises InputError for the first excerpt that cannot be resolved or does not match its hash.
-    `options` go to Resolver (sources=, github_base=, pypi_base=, net=).
-    """
-    resolver = Resolver(
-        lock, cache_dir=cache_dir, offline=offline, git_dirs=git_dirs, log=log, **options
-    )
+def resolve_all(lock: Lock, **options: Unpack[ResolverOptions]) -> dict[str, Excerpt]:
+    """Every excerpt of the lock, verified, by id (in lock order), with no site's settings:
+    `options` are Resolver's. InputError for the first that cannot be resolved or verified."""
+    resolver = Resolver(lock, **options)
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
 
 
@@ -722,8 +709,3 @@ def location_key(pin: Pin, repo: Repo, file: FileId | None = None) -> str:
     # "excerpt@commit": entries of earlier versions may hold lines a mirror vouched for at a
     # commit it was not checked at
     return key_of("excerpt@commit", repo.name, repo.commit, pin.path, pin.ranges, pin.sha256, *ids)
-
-
-def ranges_text(lines: list[str], ranges: tuple[Range, ...]) -> str:
-    """The excerpt text of `ranges` in a whole file's lines (what the sha256 covers)."""
-    return "".join(cut(lines, ranges))
