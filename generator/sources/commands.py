@@ -29,8 +29,9 @@ from generator.sources.forges import (
     valid_name,
 )
 from generator.sources.locate import SiteLock, find_lock
-from generator.sources.lock import (
-    CLAIM_ID,
+from generator.sources.lock import load_lock
+from generator.sources.lockrules import CLAIM_ID, check_commit
+from generator.sources.lockschema import (
     EVIDENCE_LEVELS,
     MAX_TEXT_BYTES,
     Claim,
@@ -38,16 +39,11 @@ from generator.sources.lock import (
     Lock,
     Mirror,
     Pin,
-    Range,
     Repo,
-    check_commit,
     display_path,
-    empty_lock,
-    format_ranges,
-    load_lock,
-    parse_line_spec,
-    write_lock,
 )
+from generator.sources.lockwrite import write_lock
+from generator.sources.ranges import Range, format_ranges, parse_line_spec
 from generator.sources.resolve import (
     GIT_DIRS_SETTING,
     SOURCES,
@@ -442,7 +438,7 @@ def run_pin(args: argparse.Namespace) -> int:
     site = _site(args)
     # the site's first pin starts its lock (a path that exists but is no lock is an error)
     exists = site.path.exists() or site.path.is_symlink()
-    lock = _load(site) if exists else empty_lock(site.path, root=site.root)
+    lock = _load(site) if exists else Lock(site.path, display=display_path(site.path, site.root))
     if args.id in {p.id for p in lock.pins} and not args.replace:
         raise InputError(
             "an excerpt with this id exists",

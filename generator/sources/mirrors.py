@@ -41,7 +41,9 @@ from generator.settings import Settings
 from generator.sources.excerpt import cut, decode, find_placement, sha256_hex, split_lines
 from generator.sources.fetch import FetchError, Http, NetSettings
 from generator.sources.locate import find_lock
-from generator.sources.lock import Lock, Mirror, Pin, Range, format_ranges, load_lock, write_lock
+from generator.sources.lock import load_lock
+from generator.sources.lockschema import Lock, Mirror, Pin
+from generator.sources.lockwrite import write_lock
 from generator.sources.pypi import (
     MirrorError,
     archive_file,
@@ -50,6 +52,7 @@ from generator.sources.pypi import (
     index_files,
     project_url,
 )
+from generator.sources.ranges import Range, format_ranges
 from generator.sources.resolve import LARGEST_SOURCE, Resolver, check_clones
 from generator.store import Store
 

@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import Http
-from generator.sources.lock import Mirror
+from generator.sources.lockschema import Mirror
 from generator.store import Store
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"

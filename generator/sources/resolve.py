@@ -46,8 +46,9 @@ from generator.sources.excerpt import (
 from generator.sources.fetch import FetchError, Http, NetSettings, NotFound
 from generator.sources.forges import WEB_FORGES, described, raw_url
 from generator.sources.gitobjects import CommitProof, ProofError
-from generator.sources.lock import FileId, Lock, Mirror, Pin, Range, Repo, format_ranges
+from generator.sources.lockschema import FileId, Lock, Mirror, Pin, Repo
 from generator.sources.pypi import MirrorError, archive_bytes, read_member
+from generator.sources.ranges import Range, format_ranges
 from generator.sources.swh import git_blob_id
 from generator.sources.symbols import SymbolError, excerpt_problem, symbol_range
 from generator.store import Store, key_of
