@@ -38,10 +38,16 @@ from packaging.version import InvalidVersion, Version
 
 from generator.errors import InputError
 from generator.settings import Settings
+from generator.sources.commands.context import (
+    add_lock_options,
+    git_dirs,
+    lock_of,
+    say,
+    settings_of,
+    site_of,
+)
 from generator.sources.excerpt import cut, decode, find_placement, sha256_hex, split_lines
 from generator.sources.fetch import FetchError, Http, NetSettings
-from generator.sources.locate import find_lock
-from generator.sources.lock import load_lock
 from generator.sources.lockschema import Lock, Mirror, Pin
 from generator.sources.lockwrite import write_lock
 from generator.sources.pypi import (
@@ -64,8 +70,6 @@ Placement = tuple[str, tuple[int, ...]]  # member, the offset of each of the pin
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from generator.sources.commands import _common
-
     mirror = subparsers.add_parser(
         "mirror", help="record registry archives that carry pinned lines ([[mirrors]])"
     )
@@ -74,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "add",
         help="find each pin's lines in a release's archive on the package index and record where",
     )
-    _common(add)
+    add_lock_options(add)
     add.add_argument("spec", metavar="PACKAGE==VERSION", help='e.g. "transformers==5.14.1"')
     add.add_argument("--filename", help="the release's archive to read (default: its sdist)")
     add.add_argument("--id", action="append", default=[], help="only this pin (repeatable)")
@@ -104,9 +108,9 @@ class Release:
 def run_add(args: argparse.Namespace) -> int:
     package, version = parse_spec(args.spec)
     window = parse_window(args.window) if args.window else None
-    site = find_lock(args.lock, Path.cwd())
-    lock = load_lock(site.path, root=site.root if site.in_site else None)
-    settings = Settings.load(site.root, site.options)
+    site = site_of(args)
+    lock = lock_of(site)
+    settings = settings_of(site)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
     if not pins:
         raise InputError(
@@ -121,7 +125,7 @@ def run_add(args: argparse.Namespace) -> int:
             fix="unset ITM_OFFLINE (or the plugin's offline option) for this command",
         )
     cache = Store(args.cache_dir or settings.cache_dir)
-    http = Http(NetSettings(deadline=settings.download_deadline), log=_say)
+    http = Http(NetSettings(deadline=settings.download_deadline), log=say)
     base = settings.pypi_simple
     listed = _listing(http, base, package, lock)
     release = pick_archive(listed, package, version, args.filename, lock)
@@ -233,9 +237,7 @@ def pin_texts(
     lock: Lock, settings: Settings, pins: list[Pin], *, cache_dir: Path | None, git: list[str]
 ) -> dict[str, str]:
     """The pins whose verified text is at hand without the network: from the cache or a clone."""
-    from generator.sources.commands import _git_dirs
-
-    given = _git_dirs(git, None, lock)
+    given = git_dirs(git, None, lock)
     check_clones(lock, given, option="--git")  # a clone named but not there is refused
     resolver = Resolver.for_settings(
         lock,
@@ -471,9 +473,3 @@ def _report(pin: Pin, placed: Placement | None) -> None:
         f"{format_ranges((r,))} at {s:+d}" for r, s in zip(pin.ranges, offsets, strict=True)
     )
     print(f"  carried   {pin.id:<32} {member}: {at}")
-
-
-def _say(message: str) -> None:
-    import sys
-
-    print(message, file=sys.stderr)
