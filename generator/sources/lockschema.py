@@ -26,15 +26,18 @@ the blob each [[files]] entry records: a commit id changed everywhere in the loc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import msgspec
 
 from generator.errors import InputError
 from generator.sources.gitobjects import CommitProof
 from generator.sources.ranges import Range
+
+T = TypeVar("T")
 
 # How the text pinned in the lock was confirmed, strongest first. The site shows the
 # description next to the excerpt and never claims more than the level says.
@@ -267,11 +270,7 @@ class Lock:
 
     def with_file(self, new: FileId) -> Lock:
         """A copy with `new` replacing the entry of the same file, or appended."""
-        same = (new.repo, new.path)
-        files = [new if (f.repo, f.path) == same else f for f in self.files]
-        if self.recorded_file(*same) is None:
-            files.append(new)
-        return replace(self, files=tuple(files))
+        return replace(self, files=_put(self.files, new, lambda f: (f.repo, f.path)))
 
     def claims_about(self, excerpt_id: str) -> tuple[Claim, ...]:
         """The approved claims about one excerpt."""
@@ -279,17 +278,18 @@ class Lock:
 
     def with_claim(self, new: Claim) -> Lock:
         """A copy with `new` replacing the claim of the same id, or appended."""
-        claims = [new if c.id == new.id else c for c in self.claims]
-        if new.id not in {c.id for c in self.claims}:
-            claims.append(new)
-        return replace(self, claims=tuple(claims))
+        return replace(self, claims=_put(self.claims, new, lambda c: c.id))
 
     def with_pin(self, new: Pin) -> Lock:
         """A copy with `new` replacing the pin of the same id, or appended."""
-        pins = [new if p.id == new.id else p for p in self.pins]
-        if new.id not in {p.id for p in self.pins}:
-            pins.append(new)
-        return replace(self, pins=tuple(pins))
+        return replace(self, pins=_put(self.pins, new, lambda p: p.id))
+
+
+def _put(entries: tuple[T, ...], new: T, key: Callable[[T], object]) -> tuple[T, ...]:
+    """`entries` with `new` in place of the entry of its key, or appended."""
+    if all(key(e) != key(new) for e in entries):
+        return (*entries, new)
+    return tuple(new if key(e) == key(new) else e for e in entries)
 
 
 def display_path(path: Path, root: Path | None = None) -> str:

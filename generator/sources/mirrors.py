@@ -1,13 +1,9 @@
 """`itm mirror add PACKAGE==VERSION`: record a registry archive that carries pinned lines.
 
-A build that reaches neither a clone nor the repository's forge reads a pin's lines from a
-package-registry copy of its file ([[mirrors]] in the lock). This command downloads the
-release's archive through the PEP 691 index (its sha256 checked against the index's, and
-recorded), finds for each pin the member file where the pin's lines stand (the same lines,
-hashing to the pin, possibly shifted), and writes the [[mirrors]] entries in the lock's
-canonical form: one per member and offset, vouching for exactly the upstream lines found there
-at the repo's pinned commit. Before anything is written, each entry is read back the way a
-build reads it (the resolver, offline, from the archive just cached).
+The release's archive comes through the PEP 691 index (its sha256 checked against the index's,
+and recorded); the [[mirrors]] entries are one per member and offset, vouching for exactly the
+upstream lines found there at the repo's pinned commit, and each is read back the way a build
+reads it (offline, from the archive just cached) before anything is written.
 
     itm mirror add gpt-2-finetuning==1.0.14                  # every pin of the lock
     itm mirror add transformers==5.14.1 --id gpt2.attn       # only some pins
@@ -59,7 +55,8 @@ from generator.sources.pypi import (
     project_url,
 )
 from generator.sources.ranges import Range, format_ranges
-from generator.sources.resolve import LARGEST_SOURCE, Resolver, check_clones
+from generator.sources.resolve import Resolver, check_clones
+from generator.sources.wholefiles import LARGEST_SOURCE
 from generator.store import Store
 
 MAX_WINDOW = 40  # releases one --window may download

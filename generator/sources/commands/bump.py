@@ -26,7 +26,8 @@ from generator.sources.excerpt import cut, fits, sha256_hex, split_lines
 from generator.sources.lockrules import check_commit
 from generator.sources.lockschema import Lock, Mirror, Pin, Repo
 from generator.sources.ranges import format_ranges
-from generator.sources.resolve import FullFile, Resolver
+from generator.sources.resolve import Resolver
+from generator.sources.wholefiles import FullFile
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -214,7 +215,7 @@ def rebind_mirror(
     if old is not None and old.sha1_git == file.sha1_git:
         print(f"{label}: moves to {new_repo.short} ({mirror.path} is unchanged)")
         return moved
-    lines = resolver.mirror_lines(mirror)
+    lines = resolver.registry.lines(mirror)
     windows = mirror.lines or ((1, len(file.lines)),)
     same = not isinstance(lines, str) and all(
         fits(lines, (w,), mirror.offset)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from generator.sources.forges import described
 from generator.sources.lockschema import FileId, Lock, Repo
-from generator.sources.resolve import FullFile, Resolver
+from generator.sources.resolve import Resolver
+from generator.sources.wholefiles import FullFile
 
 
 def file_entry(repo: Repo, path: str, file: FullFile, command: str) -> FileId:

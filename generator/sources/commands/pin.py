@@ -27,9 +27,10 @@ from generator.sources.lockschema import (
 )
 from generator.sources.lockwrite import write_lock
 from generator.sources.ranges import Range, format_ranges, parse_line_spec
-from generator.sources.resolve import FullFile, Resolver
+from generator.sources.resolve import Resolver
 from generator.sources.swh import core
 from generator.sources.symbols import SymbolError, symbol_range
+from generator.sources.wholefiles import FullFile
 from generator.store import read_regular
 
 

@@ -9,8 +9,8 @@ from generator.sources.excerpt import cut, find_placement, fits, sha256_hex
 from generator.sources.forges import described
 from generator.sources.lockschema import Pin, Repo
 from generator.sources.ranges import Range, format_ranges
-from generator.sources.resolve import FullFile
 from generator.sources.symbols import SymbolError, symbol_range
+from generator.sources.wholefiles import FullFile
 
 
 class Change:
