@@ -9,9 +9,6 @@ reads it (offline, from the archive just cached) before anything is written.
     itm mirror add transformers==5.14.1 --id gpt2.attn       # only some pins
     itm mirror add transformers==5.14.1 --window 5.10.0..5.16.0
         # also report which releases in the window carry each pin's lines (nothing more written)
-
-A pin's lines are placed range by range when its text is at hand (cache or a clone: each run
-may have moved by its own amount), else by its hash at one shift for all its runs.
 """
 
 from __future__ import annotations
@@ -19,17 +16,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
 from packaging.version import InvalidVersion, Version
 
 from generator.errors import InputError
@@ -42,28 +32,27 @@ from generator.sources.commands.context import (
     settings_of,
     site_of,
 )
-from generator.sources.excerpt import cut, decode, find_placement, sha256_hex, split_lines
 from generator.sources.fetch import FetchError, Http, NetSettings
 from generator.sources.lockschema import Lock, Mirror, Pin
 from generator.sources.lockwrite import write_lock
+from generator.sources.placement import Placement, find_pins
 from generator.sources.pypi import (
     MirrorError,
-    archive_file,
+    Release,
     archive_names,
     download,
     index_files,
+    kind_rank,
     project_url,
+    releases,
 )
 from generator.sources.ranges import Range, format_ranges
 from generator.sources.resolve import Resolver, check_clones
-from generator.sources.wholefiles import LARGEST_SOURCE
 from generator.store import Store
 
 MAX_WINDOW = 40  # releases one --window may download
 NOTE = "found by `itm mirror add`"
 _SPEC = re.compile(r"(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
-
-Placement = tuple[str, tuple[int, ...]]  # member, the offset of each of the pin's ranges
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,19 +76,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add.add_argument("--dry-run", action="store_true", help="report, do not write the lock")
     add.set_defaults(func=run_add)
-
-
-@dataclass(frozen=True)
-class Release:
-    """One archive of a release on the index."""
-
-    package: str
-    version: str
-    entry: dict[str, Any]  # the index's file entry (filename, url, hashes, size)
-
-    @property
-    def filename(self) -> str:
-        return str(self.entry["filename"])
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -179,35 +155,6 @@ def parse_window(text: str) -> tuple[Version, Version]:
     return bounds
 
 
-def releases(listed: Iterable[dict[str, Any]], package: str) -> dict[Version, list[Release]]:
-    """The index's files by release version (filenames that are no sdist or wheel are left out),
-    each release's archives in the order they are tried: the sdist (the repository's layout),
-    then pure-Python wheels, then the rest."""
-    found: dict[Version, list[Release]] = {}
-    for entry in listed:
-        version = archive_version(str(entry["filename"]))
-        if version is not None:
-            found.setdefault(version, []).append(Release(package, str(version), entry))
-    for archives in found.values():
-        archives.sort(key=lambda r: (_kind_rank(r.filename), r.filename))
-    return found
-
-
-def archive_version(filename: str) -> Version | None:
-    try:
-        if filename.endswith(".whl"):
-            return parse_wheel_filename(filename)[1]
-        return parse_sdist_filename(filename)[1]
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return None
-
-
-def _kind_rank(filename: str) -> int:
-    if not filename.endswith(".whl"):
-        return 0
-    return 1 if filename.endswith("-none-any.whl") else 2
-
-
 def pick_archive(
     listed: list[dict[str, Any]], package: str, version: str, filename: str | None, lock: Lock
 ) -> Release:
@@ -251,74 +198,6 @@ def pin_texts(
         except InputError:
             continue  # placed by its hash alone
     return texts
-
-
-def find_pins(
-    archive: bytes, filename: str, pins: list[Pin], texts: dict[str, str]
-) -> dict[str, Placement]:
-    """For each pin that the archive carries: the member and the offset of each range. Members
-    named like the pin's file are tried, those whose path ends most like it first."""
-    names = archive_names(archive, filename)
-    members: dict[str, list[str] | None] = {}
-    found: dict[str, Placement] = {}
-    for pin in pins:
-        if not pin.ranges:
-            continue
-        for member in candidates(names, pin.path):
-            if member not in members:
-                members[member] = _member_lines(archive, filename, member)
-            lines = members[member]
-            offsets = None if lines is None else place(pin, texts.get(pin.id), lines)
-            if offsets is not None:
-                found[pin.id] = (member, offsets)
-                break
-    return found
-
-
-def candidates(names: list[str], path: str) -> list[str]:
-    """The archive's files named like `path`'s file, the longest common path ending first."""
-    parts = path.split("/")
-
-    def common(name: str) -> int:
-        other = name.split("/")
-        n = 0
-        while n < min(len(parts), len(other)) and parts[-1 - n] == other[-1 - n]:
-            n += 1
-        return n
-
-    named = [n for n in names if n.rsplit("/", 1)[-1] == parts[-1]]
-    return sorted(named, key=lambda n: (-common(n), n))
-
-
-def _member_lines(archive: bytes, filename: str, member: str) -> list[str] | None:
-    try:
-        data = archive_file(archive, filename, member, max_bytes=LARGEST_SOURCE)
-        return split_lines(decode(data, f"{filename}:{member}"))
-    except (MirrorError, ValueError):
-        return None
-
-
-def place(pin: Pin, text: str | None, lines: list[str]) -> tuple[int, ...] | None:
-    """The offset (member line - upstream line) of each of the pin's ranges in `lines`, nearest
-    to none first; None when the lines are not all there or do not hash to the pin. Without the
-    text, the pin's hash finds one shift for all its ranges."""
-    if text is None:
-        shift = find_placement(lines, pin.ranges, pin.sha256)
-        return None if shift is None else (shift,) * len(pin.ranges)
-    wanted = split_lines(text)
-    offsets: list[int] = []
-    start = 0
-    for first, last in pin.ranges:
-        run = wanted[start : start + last - first + 1]
-        start += len(run)
-        hits = [i - (first - 1) for i, line in enumerate(lines) if line == run[0]]
-        shifts = sorted(hits, key=lambda s: (abs(s), s < 0))
-        shift = next((s for s in shifts if lines[first - 1 + s : last + s] == run), None)
-        if shift is None:
-            return None
-        offsets.append(shift)
-    runs = [cut(lines, (r,), s)[0] for r, s in zip(pin.ranges, offsets, strict=True)]
-    return tuple(offsets) if sha256_hex("".join(runs)) == pin.sha256 else None
 
 
 def mirror_entries(lock: Lock, release: Release, found: dict[str, Placement]) -> list[Mirror]:
@@ -392,7 +271,7 @@ def scan_window(
     """Report, for each pin, which releases of the window carry its lines (an archive of the
     same kind as the one chosen, each downloaded with its deadline and checked by its hash)."""
     low, high = window
-    kind = _kind_rank(chosen.filename)
+    kind = kind_rank(chosen.filename)
     inside = sorted(v for v in releases(listed, chosen.package) if low <= v <= high)
     if len(inside) > MAX_WINDOW:
         raise InputError(
@@ -404,7 +283,7 @@ def scan_window(
     unread: list[str] = []
     for version in inside:
         archives = releases(listed, chosen.package)[version]
-        release = next((r for r in archives if _kind_rank(r.filename) == kind), archives[0])
+        release = next((r for r in archives if kind_rank(r.filename) == kind), archives[0])
         try:
             archive = download(http, cache, project_url(base, release.package), release.entry, None)
             found = find_pins(archive, release.filename, pins, texts)
