@@ -29,6 +29,7 @@ from generator.sources.lockrules import (
     parse_repo,
 )
 from generator.sources.lockschema import (
+    EVIDENCE_LEVELS,
     MAX_TEXT_BYTES,
     SECTIONS,
     CarriedBy,
@@ -42,8 +43,10 @@ from generator.sources.lockschema import (
 from generator.sources.ranges import Fail, failing, format_ranges, parse_line_spec
 from generator.store import read_regular
 
-# what other folders of the generator read from here, besides load_lock
+# what other folders of the generator read from here (and EVIDENCE_LEVELS, which every lock's
+# header points to here)
 __all__ = [
+    "EVIDENCE_LEVELS",
     "MAX_TEXT_BYTES",
     "Lock",
     "Mirror",

@@ -3,19 +3,8 @@
 A site's lock file (sources/lock.toml here) says which upstream lines a site may show, and
 their hashes. Reading it: lock.py (the rules: lockrules.py); writing it: lockwrite.py.
 
-One file, six tables:
-  [repos."OWNER/REPO"]  url (its forge's page, or any git URL), full 40-hex commit, license,
-                        forge when the host does not say it (generator/sources/forges.py)
-  [[commits]]           git's own objects for a repo's commit: the commit's text and the trees
-                        down to each recorded file, so the commit is checked with no clone
-  [[files]]             a whole upstream file read at a commit: its sha256 and git blob id
-                        (sha1_git, the core of its Software Heritage id), and how they were read
-  [[mirrors]]           a registry archive that carries verbatim lines of an upstream file at a
-                        commit (optional lines = upstream windows it vouches for, offset = shift)
-  [[excerpts]]          id, repo, path, lines and/or symbol, sha256 of the text, evidence (and,
-                        checked only in registry copies, carried_by: the releases that have them)
-  [[claims]]            a writer's sentence about an excerpt, approved against its text (sha256):
-                        when the text changes the claim must be approved again (`itm claim`)
+The six tables are described where a reader of the lock sees them: its header
+(lockwrite._HEADER), and each struct's docstring below.
 
 A [[files]] or [[mirrors]] entry names the commit it was checked at, and vouches for that
 commit only: when a repo's commit changes (by hand, or `itm bump`), evidence gathered at another

@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from generator.errors import InputError
 from generator.settings import Settings
+from generator.sources.clones import check_clones
 from generator.sources.commands.context import (
     add_lock_options,
     git_dirs,
@@ -47,7 +48,7 @@ from generator.sources.pypi import (
     releases,
 )
 from generator.sources.ranges import Range, format_ranges
-from generator.sources.resolve import Resolver, check_clones
+from generator.sources.resolve import Resolver
 from generator.store import Store
 
 MAX_WINDOW = 40  # releases one --window may download

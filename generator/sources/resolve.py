@@ -28,7 +28,7 @@ from typing import TypedDict, Unpack
 
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
-from generator.sources.clones import check_clone
+from generator.sources.clones import GIT_DIRS_SETTING, check_clones
 from generator.sources.excerpt import (
     Excerpt,
     cut,
@@ -47,7 +47,6 @@ from generator.sources.wholefiles import FullFile, Log, WholeFiles
 from generator.store import Store, key_of
 
 SOURCES = ("cache", "git", "forge", "pypi")
-GIT_DIRS_SETTING = "ITM_GIT_DIRS (or the plugin's git_dirs option)"
 
 Via = Callable[[Pin, Repo, list[str]], Found | None]  # one source; appends why it failed
 
@@ -381,23 +380,6 @@ def resolve_all(lock: Lock, **options: Unpack[ResolverOptions]) -> dict[str, Exc
     `options` are Resolver's. InputError for the first that cannot be resolved or verified."""
     resolver = Resolver(lock, **options)
     return {pin.id: resolver.resolve(pin) for pin in lock.pins}
-
-
-def check_clones(
-    lock: Lock,
-    git_dirs: Mapping[str, Path],
-    *,
-    option: str,
-    commits: Mapping[str, str] | None = None,
-) -> None:
-    """Each clone given (by `option`: "--git", or ITM_GIT_DIRS and the plugins' git_dirs) must
-    be a git clone holding its repo's commit in the lock (or in `commits`, for `itm bump`);
-    InputError naming the option, the path and the fix otherwise."""
-    for name, directory in git_dirs.items():
-        repo = lock.repos.get(name)
-        commit = (commits or {}).get(name) or (repo.commit if repo else None)
-        url = repo.url if repo else None
-        check_clone(Path(directory), repo=name, commit=commit, option=option, url=url)
 
 
 def location_key(pin: Pin, repo: Repo, file: FileId | None = None) -> str:

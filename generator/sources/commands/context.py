@@ -11,11 +11,12 @@ from typing import Unpack
 
 from generator.errors import InputError
 from generator.settings import Settings
+from generator.sources.clones import GIT_DIRS_SETTING, check_clones
 from generator.sources.forges import valid_name
 from generator.sources.locate import SiteLock, find_lock
 from generator.sources.lock import load_lock
 from generator.sources.lockschema import Lock
-from generator.sources.resolve import GIT_DIRS_SETTING, Resolver, SourceOptions, check_clones
+from generator.sources.resolve import Resolver, SourceOptions
 
 
 def add_lock_options(parser: argparse.ArgumentParser) -> None:
