@@ -29,14 +29,7 @@ from typing import TypedDict, Unpack
 from generator.errors import InputError
 from generator.settings import DEFAULT_GITHUB_RAW, DEFAULT_PYPI_SIMPLE, DEFAULT_SWH_API, Settings
 from generator.sources.clones import GIT_DIRS_SETTING, check_clones
-from generator.sources.excerpt import (
-    Excerpt,
-    cut,
-    fits,
-    make_blocks,
-    sha256_hex,
-    split_lines,
-)
+from generator.sources.excerpt import Excerpt, cut, fits, make_blocks, sha256_hex, split_lines
 from generator.sources.fetch import Http, NetSettings
 from generator.sources.forges import described
 from generator.sources.lockschema import FileId, Lock, Mirror, Pin, Repo

@@ -68,10 +68,10 @@ def run_verify(args: argparse.Namespace) -> int:
                 fix="run `itm verify --online --raise-evidence`, or pass --git REPO=DIR with a"
                 " clone that holds the pinned commit",
             )
-        skipped = [pin for pin in pins if pin.repo not in resolver.git_dirs]
-        for pin in skipped:
+        for pin in (pin for pin in pins if pin.repo not in resolver.git_dirs):
             print(f"skip {pin.id:<32} no clone of {pin.repo} given")
         pins = [pin for pin in pins if pin.repo in resolver.git_dirs]
+    command = f"itm verify --{'git' if from_clone else 'online'} --raise-evidence"
     failures = 0
     raised = lock
     for pin in pins:
@@ -97,14 +97,12 @@ def run_verify(args: argparse.Namespace) -> int:
                     evidence_level="upstream",
                     carried_by=None,  # read at the commit: no release window is the evidence
                     evidence=f"Read from {where} {pin.repo} at commit {commit}, whose id"
-                    " names these bytes as the permalink's does"
-                    f" (itm verify --{'git' if from_clone else 'online'} --raise-evidence)."
+                    f" names these bytes as the permalink's does ({command})."
                     f" Before: {pin.evidence}",
                 )
             )
             print(f"     {pin.id}: evidence {pin.evidence_level} -> upstream")
     print(f"{len(pins) - failures} of {len(pins)} excerpts verified against {lock.display}")
-    command = f"itm verify --{'git' if from_clone else 'online'} --raise-evidence"
     for (repo_name, path), file in sorted(resolver.files_read.items()):
         known = lock.file_id(repo_name, path) is not None
         print(
