@@ -568,7 +568,8 @@ def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, mon
     """`itm pin`, `itm bump --write`, `itm verify --raise-evidence` and `itm train-standin` write
     the lock or the pins: on a read-only checkout that was an OSError traceback."""
     from generator.forward.artifact import write_pinned
-    from generator.sources.lock import load_lock, write_lock
+    from generator.sources.lock import load_lock
+    from generator.sources.lockwrite import write_lock
 
     lock = tmp_path / "lock.toml"
     lock.write_bytes(LOCK.read_bytes())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources.lock import dump_lock, load_lock, parse_lock
+from generator.sources.lock import load_lock, parse_lock
+from generator.sources.lockwrite import dump_lock
 from tests.site_helpers import SITE_LOCK
 from tests.sources_helpers import REPO, TOY_V1, excerpt_table, mirror_table, repo_table, write
 
