@@ -62,11 +62,13 @@ class Record(BasePlugin):
         (out.parent / "files.txt").write_text("\\n".join(f.src_uri for f in files))
         return files
 
-    def write_files(self, pages=True):  # pages: on_page_markdown writes them filled
+    def write_files(self, pages=True, site=None):  # pages: on_page_markdown writes them filled
         for f in self.ours if pages else [f for f in self.ours if not f.is_documentation_page()]:
             target = out / f.src_uri
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(f.content_bytes)
+            # site: the bytes as shipped (KaTeX's fonts are cut in place after the pages)
+            built = Path(site) / f.dest_uri if site else None
+            target.write_bytes(built.read_bytes() if built else f.content_bytes)
 
     @event_priority(-100)
     def on_page_markdown(self, markdown, page, config, files):
@@ -85,7 +87,7 @@ class Record(BasePlugin):
 
     @event_priority(-100)  # after the generator rewrote the search index
     def on_post_build(self, config):
-        self.write_files(pages=False)  # again: a cold build's figures are drawn by now
+        self.write_files(pages=False, site=config.site_dir)  # again: figures drawn, fonts cut
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.exists():
             (out.parent / "search_index.json").write_bytes(index.read_bytes())

@@ -7,18 +7,33 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+import msgspec
+
+from generator.data_file import convert, read_data
 from generator.errors import InputError
-from generator.store import Store, read_regular, sha256_hex
+from generator.store import Store, sha256_hex
 
 if TYPE_CHECKING:
     from generator.sources.fetch import NetSettings
 
 ASSETS_FILE = "sources/web-assets.toml"
+
+
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class PackageTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One [package] table of sources/web-assets.toml."""
+
+    version: Text
+    url: Text
+    sha256: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]  # of the tarball
+    license: Text
+    files: Annotated[tuple[Text, ...], msgspec.Meta(min_length=1)]  # globs under package/dist/
 
 
 @dataclass(frozen=True)
@@ -32,45 +47,18 @@ class PackagePin:
 
 
 def load_asset_pins(root: Path) -> dict[str, PackagePin]:
-    """Every [package] table of sources/web-assets.toml, checked field by field."""
+    """Every [package] table of sources/web-assets.toml, checked against PackageTable."""
+    fix = (
+        "give version, url, sha256 and license as strings and files as a list of globs (see the"
+        " katex entry), or restore it from git"
+    )
     path = root / ASSETS_FILE
-    try:
-        data = tomllib.loads(read_regular(path, max_bytes=1 << 20).decode("utf-8"))  # 1 KB now
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(
-            f"cannot read it ({error})", file=ASSETS_FILE, fix="restore it from git"
-        ) from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(
-            f"not valid TOML ({error})", file=ASSETS_FILE, fix="fix the syntax"
-        ) from None
-    pins = {}
-    for name, entry in data.items():
-
-        def fail(problem: str, name: str = name) -> InputError:
-            return InputError(
-                problem,
-                file=ASSETS_FILE,
-                entry=name,
-                fix="give version, url, sha256 and license as strings and files as a list of"
-                " globs (see the katex entry)",
-            )
-
-        if not isinstance(entry, dict):
-            raise fail("expected a [table]")
-        missing = {"version", "url", "sha256", "license", "files"} - entry.keys()
-        if missing:
-            raise fail(f"missing keys {sorted(missing)}")
-        texts = {k: entry[k] for k in ("version", "url", "sha256", "license")}
-        for key, value in texts.items():
-            if not isinstance(value, str) or not value:
-                raise fail(f"{key} must be a non-empty string, got {value!r}")
-        if len(texts["sha256"]) != 64 or set(texts["sha256"]) - set("0123456789abcdef"):
-            raise fail(f"sha256 {texts['sha256']!r} is not 64 lowercase hex digits")
-        files = entry["files"]
-        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
-            raise fail(f"files must be a list of glob strings, got {files!r}")
-        pins[name] = PackagePin(name=name, **texts, files=tuple(files))
+    tables = read_data(path, dict[str, object], fix=fix, name=ASSETS_FILE, max_bytes=1 << 20)
+    pins = {
+        name: PackagePin(name, **msgspec.structs.asdict(table))
+        for name, value in tables.items()
+        for table in [convert(value, PackageTable, file=ASSETS_FILE, fix=fix, entry=name)]
+    }
     if "katex" not in pins:  # the build typesets every page's math with it
         raise InputError(
             "it has no [katex] table",

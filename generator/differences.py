@@ -1,16 +1,25 @@
 """Where openai/gpt-2 and transformers differ, said where it matters and backed by both excerpts.
 
-Each difference names the component pages it belongs on and the two excerpts that show it.
-The prose is ours; the code is pinned (sources/lock.toml).
+Each difference names the component pages it belongs on and the two excerpts that show it. The
+prose is ours and is data (differences.toml beside this file); the code is pinned
+(sources/lock.toml); a number in the prose is measured here (MEASURED) and named in it by a
+{placeholder}.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from pathlib import Path
+
+import msgspec
+
+from generator.data_file import keyed, one_of, read_data
+
+DIFFERENCES_FILE = Path(__file__).with_name("differences.toml")
+FIX = "write it as DifferencesFile in generator/differences.py says, or restore it from git"
 
 
-@dataclass(frozen=True)
-class Difference:
+class Difference(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     key: str  # anchor on the page: #diff-<key>
     title: str
     text: str  # Markdown, our words; {name} is filled from MEASURED (numbers come from code)
@@ -26,75 +35,8 @@ class Difference:
         return text
 
 
-DIFFERENCES: tuple[Difference, ...] = (
-    Difference(
-        key="conv1d-layout",
-        title="Weights are stored [in, out], not [out, in]",
-        text=(
-            "OpenAI's `conv1d` multiplies `x` by a weight of shape `[1, nx, nf]`: inputs first, "
-            "outputs second. Transformers keeps that layout in its own `Conv1D` module (weight "
-            "`[nx, nf]`, so `Conv1D(3 * embed_dim, embed_dim)` stores `[embed_dim, 3 * embed_dim]`). "
-            "PyTorch's `nn.Linear` stores the transpose, `[out, in]`. Loading GPT-2 weights into "
-            "`nn.Linear` layers (as nanoGPT does) therefore needs a transpose of every projection; "
-            "the parameter counts are the same either way."
-        ),
-        excerpts=("gpt2.conv1d", "hf.attention-projections"),
-        pages=("attention", "mlp", "model"),
-    ),
-    Difference(
-        key="gelu-tanh",
-        title="GELU is the tanh approximation",
-        text=(
-            "GPT-2 never computes the exact GELU, x·Φ(x). It uses the tanh approximation "
-            "0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). Transformers selects the activation by "
-            "name from the config, and GPT-2's config names `gelu_new`, the same tanh formula. "
-            "Swapping in PyTorch's exact `gelu` changes the outputs slightly: "
-            "{gelu_gap}."
-        ),
-        excerpts=("gpt2.gelu", "hf.mlp-act"),
-        pages=("mlp",),
-    ),
-    Difference(
-        key="mask-constant",
-        title="How the causal mask is applied",
-        text=(
-            "OpenAI's code multiplies the scores by a 0/1 lower-triangular matrix and subtracts "
-            "10¹⁰ where it is 0 (`w*b - 1e10*(1-b)`), so masked scores become huge negative "
-            "numbers and softmax gives them weight 0 (to float precision). Transformers adds a "
-            "prepared mask instead (`attn_weights + attention_mask`); its masking utilities "
-            "(outside this excerpt) fill masked cells with the most negative value of the dtype "
-            "(`torch.finfo(dtype).min`), and the SDPA backend uses a boolean mask, which behaves "
-            "like −∞. The resulting weights agree to float precision."
-        ),
-        excerpts=("gpt2.attn-mask-weights", "hf.eager-attention-forward"),
-        pages=("attention",),
-    ),
-    Difference(
-        key="qkv-split",
-        title="The fused Q, K, V projection splits in the same order",
-        text=(
-            "Both implementations compute queries, keys and values with one matrix of width "
-            "3·d and split the result into three equal parts along the feature axis, in the "
-            "order Q, K, V. A checkpoint's `c_attn` weight therefore holds W_Q, W_K and W_V side "
-            "by side as column blocks, in that order, in both."
-        ),
-        excerpts=("gpt2.attn-projections", "hf.gpt2-attention-forward"),
-        pages=("attention",),
-    ),
-    Difference(
-        key="pre-norm",
-        title="LayerNorm comes before each branch (pre-norm)",
-        text=(
-            "In both, LayerNorm is applied to the input of attention and of the MLP, and the "
-            "branch output is added to the *unnormalized* residual stream. The original "
-            "Transformer (and many diagrams) put LayerNorm after the addition (post-norm); GPT-2 "
-            "does not. Because the stream is never normalized inside the blocks, GPT-2 adds one "
-            "more LayerNorm, ln_f, after the last block."
-        ),
-        excerpts=("gpt2.block", "hf.block-residuals"),
-        pages=("block", "ln1"),
-    ),
-)
+class DifferencesFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    differences: tuple[Difference, ...]
 
 
 def for_page(component: str) -> list[Difference]:
@@ -120,3 +62,18 @@ def gelu_gap() -> str:
 
 
 MEASURED = {"gelu_gap": gelu_gap}  # placeholder in a Difference's text -> the code measuring it
+
+
+def read_differences(path: Path = DIFFERENCES_FILE) -> tuple[Difference, ...]:
+    """The differences of `path`, each key once and each {placeholder} one MEASURED has (an
+    InputError otherwise: an unknown one would reach the page as written)."""
+    differences = read_data(path, DifferencesFile, fix=FIX).differences
+    keyed(differences, lambda d: d.key, path=path, entry="differences", fix=FIX)
+    for index, difference in enumerate(differences):
+        placeholders = re.findall(r"\{(\w+)\}", difference.text)
+        entry = f"differences[{index}].text"
+        one_of(placeholders, MEASURED, what="a measured number", path=path, entry=entry)
+    return differences
+
+
+DIFFERENCES = read_differences()

@@ -81,6 +81,12 @@ def _check_theme_files(custom_dir: str | None) -> None:
             check_input(path, max_bytes=MAX_SOURCE_BYTES, fix=fix)
 
 
+def _own_source(file: File, config: MkDocsConfig) -> Path | None:
+    """The source of a file of the site's own docs/ (None: the theme's, or generated)."""
+    own = file.abs_src_path and file.src_dir == config.docs_dir and not file.generated_by
+    return Path(file.abs_src_path) if own and file.abs_src_path else None
+
+
 def _local_extras(config: MkDocsConfig) -> list[str]:
     """extra_css and extra_javascript paths that name files of docs/ (not URLs)."""
     paths = [
@@ -255,11 +261,9 @@ class ItmPlugin(BasePlugin[ItmConfig]):
                 if file.abs_src_path and file.is_documentation_page():  # decoded as UTF-8
                     fix = "save the page as UTF-8, then build again"
                     read_text_input(Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix)
-                elif file.abs_src_path and not file.generated_by and file.url.endswith(MINIFIED):
+                elif (source := _own_source(file, config)) and file.url.endswith(MINIFIED):
                     fix = "save it as UTF-8, then build again"
-                    text = read_text_input(
-                        Path(file.abs_src_path), max_bytes=MAX_SOURCE_BYTES, fix=fix
-                    )
+                    text = read_text_input(source, max_bytes=MAX_SOURCE_BYTES, fix=fix)
                     file.content_string = minified(text, file.url)
             _check_theme_files(config.theme.custom_dir)
             made = self.build.files()

@@ -66,7 +66,7 @@ BLOBS = "sha256"  # the folder of blobs, named by their own sha256
 MAX_HEADER_BYTES = 1024  # an entry's header line: about 330 bytes
 MAX_BYTES: dict[str, int] = {  # the largest payload of each kind (the largest seen here)
     BLOBS: 256 << 20,  # pinned archives (NetSettings.max_bytes), generated files, pages (13 MB)
-    "excerpts": 16 << 20,  # lines of one pinned file, at most resolve.LARGEST_SOURCE (4 KB)
+    "excerpts": 16 << 20,  # lines of one pinned file, at most wholefiles.LARGEST_SOURCE (4 KB)
     "figure": 16 << 20,  # one SVG (27 KB)
     "katex": 16 << 20,  # a page's typeset math (230 KB)
     "readable_page": 16 << 20,  # a page's HTML made readable, before its math (230 KB)

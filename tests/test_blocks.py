@@ -215,7 +215,7 @@ def test_an_excerpt_checked_in_registry_copies_says_which_releases_and_no_more()
     from types import SimpleNamespace
 
     from generator.render.code import evidence_card, evidence_words
-    from generator.sources.lock import CarriedBy, Repo
+    from generator.sources.lockschema import CarriedBy, Repo
 
     repo = Repo("o/r", "https://github.com/o/r", "ab" * 20, "MIT")
 

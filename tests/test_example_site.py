@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,18 @@ def check_cards(site_dir: Path, lock: Path) -> BeautifulSoup:
     omitted = [p.get_text() for p in soup.select(".pinned-excerpt__omitted")]
     assert omitted == ["… lines 72–100 omitted …"]
     return soup
+
+
+def test_the_wheel_ships_every_data_file_of_the_generator(wheel) -> None:
+    """The TOML tables, templates and stylesheets beside the code: one left out of pyproject's
+    package-data would stop an installed generator at its first import ("not found")."""
+    shipped = set(zipfile.ZipFile(wheel[0]).namelist())
+    data = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "generator").rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    }
+    assert sorted(data - shipped) == []
 
 
 def test_the_light_install_pins_verifies_and_builds_the_example(wheel, tmp_path: Path) -> None:

@@ -90,6 +90,8 @@ def test_an_empty_lock_does_not_offer_an_empty_list(tmp_path: Path) -> None:
         'katex = "x"\n',
         '[katex]\nversion="1"\nurl="u"\nsha256="ab"\nlicense="M"\nfiles="x"',
         "",  # no [katex] table at all (was a KeyError traceback in the build)
+        "a = " + "[" * 100_000 + "]" * 100_000,  # was a RecursionError traceback in tomllib
+        '[katex]\nversion="1"\nurl="u"\nsha256="ab"\nlicense="M"\nfiles=["x"]\nfile="y"',
     ],
 )
 def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> None:
@@ -98,6 +100,25 @@ def test_web_assets_file_errors_are_input_errors(tmp_path: Path, text: str) -> N
     with pytest.raises(InputError) as caught:
         load_asset_pins(tmp_path)
     assert caught.value.file == "sources/web-assets.toml" and caught.value.fix
+
+
+@pytest.mark.parametrize(
+    ("table", "entry"),
+    [('files = ["x", 3]', "katex.files[1]"), ('sha256 = "AB"', "katex.sha256"), ("x = 1", "katex")],
+)
+def test_a_web_assets_error_names_the_package_and_its_key(
+    tmp_path: Path, table: str, entry: str
+) -> None:
+    """Typed by msgspec, one table at a time: an error names the package, not "[...]"."""
+    good = {"version": '"1"', "url": '"u"', "sha256": '"' + "a" * 64 + '"', "license": '"M"'}
+    good["files"] = '["x"]'
+    key = table.split(" = ")[0]
+    lines = [f"{k} = {v}" for k, v in good.items() if k != key] + [table]
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "web-assets.toml").write_text("[katex]\n" + "\n".join(lines))
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    assert caught.value.entry == entry and caught.value.file == "sources/web-assets.toml"
 
 
 @pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "huge"])
@@ -114,7 +135,8 @@ def test_a_web_assets_file_that_is_not_a_file_is_an_input_error(tmp_path: Path, 
     }[kind]()
     with pytest.raises(InputError) as caught:
         load_asset_pins(tmp_path)
-    assert caught.value.file == "sources/web-assets.toml" and "cannot read it" in str(caught.value)
+    assert caught.value.file == "sources/web-assets.toml"
+    assert re.search(r"not a file|larger than|not found|cannot read", caught.value.problem)
 
 
 @pytest.mark.parametrize(
@@ -546,7 +568,8 @@ def test_writing_a_pin_into_a_read_only_checkout_is_an_input_error(tmp_path, mon
     """`itm pin`, `itm bump --write`, `itm verify --raise-evidence` and `itm train-standin` write
     the lock or the pins: on a read-only checkout that was an OSError traceback."""
     from generator.forward.artifact import write_pinned
-    from generator.sources.lock import load_lock, write_lock
+    from generator.sources.lock import load_lock
+    from generator.sources.lockwrite import write_lock
 
     lock = tmp_path / "lock.toml"
     lock.write_bytes(LOCK.read_bytes())

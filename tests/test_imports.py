@@ -126,6 +126,7 @@ LAYER_OF = {
     "generator.digests": "base",
     "generator.errors": "base",
     "generator.checked_io": "base",
+    "generator.data_file": "base",
     "generator.log": "base",
     "generator.last_resort": "base",
 }

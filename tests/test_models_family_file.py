@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import tomli_w
 
+from generator.data_file import MAX_BYTES
 from generator.errors import InputError
 from generator.models import FAMILIES, FOLDERS
 from generator.models.family import Family
-from generator.models.family_file import FAMILY_FILE, MAX_BYTES
+from generator.models.family_file import FAMILY_FILE
 from generator.models.llama.changes import CHANGES, CHANGES_FILE, read_changes
 
 MODELS = Path(__file__).resolve().parent.parent / "generator" / "models"
@@ -135,8 +136,8 @@ def test_bad_toml_a_huge_or_odd_file_is_one_line(tmp_path: Path) -> None:
     assert "not UTF-8" in error.problem
 
 
-def test_a_change_cites_papers_papers_py_has(tmp_path: Path) -> None:
-    """llama/changes.toml names its papers; a name papers.py lacks, or an unknown key, is refused
+def test_a_change_cites_papers_papers_toml_has(tmp_path: Path) -> None:
+    """llama/changes.toml names its papers; a name papers.toml lacks, or an unknown key, is refused
     naming the entry."""
     data = tomllib.loads(CHANGES_FILE.read_text("utf-8"))
     assert read_changes(CHANGES_FILE) == CHANGES

@@ -15,7 +15,8 @@ from generator.cli import main
 from generator.errors import InputError
 from generator.sources.clones import read_commit_proof
 from generator.sources.gitobjects import ProofError, object_id, tree_bytes
-from generator.sources.lock import dump_lock, load_lock
+from generator.sources.lock import load_lock
+from generator.sources.lockwrite import dump_lock
 from generator.sources.resolve import Resolver
 from tests.sources_helpers import (
     PATH,

@@ -16,7 +16,8 @@ from generator.errors import InputError
 from generator.pinned_excerpts.excerpts import card_renderer
 from generator.sources.excerpt import Excerpt, make_blocks
 from generator.sources.fetch import NetSettings
-from generator.sources.lock import dump_lock, load_lock
+from generator.sources.lock import load_lock
+from generator.sources.lockwrite import dump_lock
 from generator.sources.resolve import Resolver
 from tests.sources_helpers import (
     PATH,

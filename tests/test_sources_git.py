@@ -319,11 +319,11 @@ def test_a_pinned_file_larger_than_a_source_file_is_not_read_from_the_clone(
 ) -> None:
     """`git show` read the blob whole with no cap: a clone whose pinned path holds a huge file
     would fill memory. Its size is asked first."""
-    from generator.sources import resolve
+    from generator.sources import wholefiles
 
     directory, commit = upstream
     lock = load_lock(lock_file(tmp_path, commit, excerpt_table("t", TOY_V1, lines=HELPER)))
-    monkeypatch.setattr(resolve, "LARGEST_SOURCE", len(TOY_V1) - 1)
+    monkeypatch.setattr(wholefiles, "LARGEST_SOURCE", len(TOY_V1) - 1)
     with pytest.raises(InputError) as caught:
         resolve_all(lock, cache_dir=tmp_path / "c", offline=True, git_dirs={REPO: directory})
     assert f"is larger than {len(TOY_V1) - 1:,} bytes" in caught.value.problem

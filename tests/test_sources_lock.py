@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from generator.errors import InputError
-from generator.sources.lock import dump_lock, load_lock, parse_lock
+from generator.sources.lock import load_lock, parse_lock
+from generator.sources.lockwrite import dump_lock
 from tests.site_helpers import SITE_LOCK
 from tests.sources_helpers import REPO, TOY_V1, excerpt_table, mirror_table, repo_table, write
 
@@ -380,3 +382,77 @@ def test_an_entry_that_is_not_a_table_is_told_in_the_writers_own_terms(tmp_path:
         load_lock(path)
     assert "sources/lock.toml" not in caught.value.fix and "itm pin" in caught.value.fix
     assert "sha256" in caught.value.fix  # one of the keys an excerpt has
+
+
+# ---------------------------------------------------------------- keys and types (msgspec's word)
+
+
+def mirror_entry(extra: str) -> str:
+    return mirror_table("copy", "1", "copy-1.tar.gz", b"x", "copy-1/toy.py", commit=COMMIT) + extra
+
+
+@pytest.mark.parametrize(
+    ("text", "entry", "problem", "fix"),
+    [
+        ("git_dirs = {a = 5}\n" + lock_text(), "top level", "unknown key 'git_dirs'", "excerpts"),
+        ("version = 1\n[repos]\n\"o/r\" = 5\n", "repos.o/r", "expected a table", "license"),
+        ('"k - at `$.repos`" = 1\n' + lock_text(), "top level", "unknown key 'k - at `$.repos`'",
+         "claims"),
+        (lock_text(good() + '"k - at `$.repos`" = 1\n'), "toy.helper",
+         "unknown key 'k - at `$.repos`'", "use only these keys: id, repo"),
+        (lock_text().replace('url = "https://github.com/toy/upstream"', "url = 3"),
+         f"repos.{REPO}", "url: expected a string, got a whole number", 'url = "..."'),
+        (lock_text(good()).replace("[[8, 9]]", "[[8, 9, 10]]"), "toy.helper", "lines[0]: expected a list of length 2",
+         "lines = [[69, 112]]"),
+        (lock_text(good()).replace("[[8, 9]]", "[[8, true]]"), "toy.helper",
+         "lines[0][1]: expected a whole number, got a bool", "lines = [[69, 112]]"),
+        (lock_text(good()).replace("[[8, 9]]", '"8-9"'), "toy.helper",
+         "lines: expected a list, got a string", "lines = [[69, 112]]"),
+        (lock_text(good(symbol="helper")).replace('"helper"', "5"), "toy.helper",
+         "symbol: expected a string", 'symbol = "..."'),
+        ("version = 1\nexcerpts = [[1]]\n", "excerpts[0]", "expected a table", "itm pin"),
+        (lock_text(good(), mirror_entry('offset = "2"\n')), "mirrors[0]",
+         "offset: expected a whole number", "offset = 2"),
+        (lock_text(good(), mirror_entry("lines = []\n")), "mirrors[0]",
+         "lines: expected a non-empty list", "lines = [[69, 112]]"),
+        (lock_text(good(), mirror_entry("").replace("commit = ", "kommit = ")), "mirrors[0]",
+         "unknown key 'kommit'", "use only these keys: repo, commit"),
+        (lock_text(good(), files_entry().replace('sha1_git = "' + "b" * 40 + '"', "sha1_git = 5")),
+         "files[0]", "sha1_git: expected a string", 'sha1_git = "..."'),
+        (lock_text(good(), files_entry().replace('commit = "' + COMMIT + '"\n', "")),
+         "files[0]", "missing 'commit'", "git rev-parse"),
+        (lock_text(good(), f'\n[[commits]]\nrepo = "{REPO}"\ncommit = "{COMMIT}"\nobject = ""\n'
+                   "trees = [5]\n"), "commits[0]", "trees[0]: expected a string", "trees = "),
+        (lock_text(good(), claim_entry().replace('"' + "c" * 64 + '"', "1979-05-27")),
+         "claims toy.helper.doubles", "sha256: expected a string, got a date", 'sha256 = "..."'),
+        (lock_text(indirect('carried_by = {package = "pkg", releases = [["1.0", 2]]}\n')),
+         "toy.helper", "carried_by.releases[0][1]: expected a string", "releases = [["),
+    ],
+)  # fmt: skip
+def test_a_key_or_a_type_msgspec_refuses_is_told_as_the_entry_and_its_fix(
+    tmp_path: Path, text: str, entry: str | None, problem: str, fix: str
+) -> None:
+    """msgspec checks the lock's keys and types; its complaint ("Expected `str`, got `int` - at
+    `$.excerpts[0].lines`") reaches the author as the entry, the problem and the fix."""
+    error = load_error(tmp_path, text)
+    assert (error.entry, error.fix is not None) == (entry, True), str(error)
+    assert problem in error.problem and fix in error.fix, str(error)
+    assert "\n" not in error.problem and "`$" not in error.problem.replace(problem, "")
+
+
+def test_a_lock_nested_too_deeply_for_tomllib_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """tomllib reads nested arrays by recursion: 100,000 brackets raised RecursionError."""
+    for nested in ("[" * 100_000 + "]" * 100_000, "{a = " * 5_000 + "1" + "}" * 5_000):
+        error = load_error(tmp_path, f"version = 1\nx = {nested}\n")
+        assert "nested too deeply" in error.problem and "itm pin" in error.fix
+
+
+def test_a_control_character_in_a_string_is_written_as_toml_reads_it(tmp_path: Path) -> None:
+    """The writer spelled strings with json.dumps, which leaves DEL (U+007F) raw where TOML
+    forbids it: an evidence or a license holding one was written as a lock that did not load
+    (`itm pin` refused its own text). tomli-w spells TOML's escapes."""
+    path = write(tmp_path / "lock.toml", lock_text(good()))
+    lock = load_lock(path)
+    odd = replace(lock.pins[0], evidence="read \x7f twice\x1b, a tab\tand é")
+    again = parse_lock(dump_lock(lock.with_pin(odd)), path)
+    assert again.pins == (odd,)

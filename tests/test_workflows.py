@@ -71,9 +71,9 @@ def test_pins_are_verified_online_every_week():
     assert "itm verify --online" in runs and "gh issue create" in runs
     assert "itm verify --online --raise-evidence" in runs and "gh pr create" in runs
     # files Software Heritage has not archived (as `itm verify --online` prints them) are reported
-    from generator.sources import commands
+    from generator.sources.commands import verify
 
-    assert "NOT ARCHIVED" in runs and "NOT ARCHIVED" in Path(commands.__file__).read_text()
+    assert "NOT ARCHIVED" in runs and "NOT ARCHIVED" in Path(verify.__file__).read_text()
 
 
 RETRAINED = ["tests/test_forward_standin.py"]  # where the retrain tests live

@@ -11,22 +11,19 @@ its own words). TeX is written in TOML literal strings ('...' or '''...'''), bac
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 import msgspec
 
-from generator.checked_io import read_text_input
+from generator.data_file import read_data
 from generator.errors import InputError
 from generator.models.component import Component
 from generator.models.counts import Words
 from generator.models.map import MapLayout
 
-T = TypeVar("T")
 FAMILY_FILE = "family.toml"
-MAX_BYTES = 256 << 10  # the largest is about 16 KB
 FIX = (
     "write it as the schema in generator/models/family_file.py says (the fields of Component,"
     " Words and MapLayout), or restore it from git"
@@ -49,22 +46,6 @@ class FamilyFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def read_family_file(path: Path) -> FamilyFile:
     """The family.toml at `path`, checked against the schema (an InputError otherwise)."""
     return read_data(path, FamilyFile, fix=FIX)
-
-
-def read_data(path: Path, schema: type[T], *, fix: str) -> T:
-    """The TOML file at `path` (a regular file of at most MAX_BYTES) as a `schema`; an InputError
-    naming the file, the entry and `fix` if it is not one."""
-    text = read_text_input(path, max_bytes=MAX_BYTES, fix=fix)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"is not valid TOML ({error})", file=str(path), fix=fix) from None
-    try:
-        return msgspec.convert(data, schema)
-    except msgspec.ValidationError as error:
-        problem, _, where = str(error).partition(" - at `$")
-        entry = where.removesuffix("`").removeprefix(".") or None
-        raise InputError(problem, file=str(path), entry=entry, fix=fix) from None
 
 
 def registry(

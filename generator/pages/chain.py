@@ -100,7 +100,7 @@ def _alternating_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
 
 
 def steps() -> tuple[Step, ...]:
-    from generator.models import papers
+    from generator.models.papers import PAPERS
 
     return (
         Step(
@@ -122,7 +122,7 @@ def steps() -> tuple[Step, ...]:
                 "Mixtral applies it to every layer's MLP and reports matching or beating models "
                 "that read several times more parameters per token."
             ),
-            cite=(papers.MOE, papers.MIXTRAL),
+            cite=(PAPERS["MOE"], PAPERS["MIXTRAL"]),
         ),
         Step(
             "latent",
@@ -146,7 +146,7 @@ def steps() -> tuple[Step, ...]:
                 "generating at long contexts, without the quality loss of sharing keys and values "
                 "across heads as grouped-query attention does; DeepSeek-V3 keeps it."
             ),
-            cite=(papers.DEEPSEEK_V2, papers.DEEPSEEK_V3),
+            cite=(PAPERS["DEEPSEEK_V2"], PAPERS["DEEPSEEK_V3"]),
         ),
         Step(
             "sinks",
@@ -167,7 +167,7 @@ def steps() -> tuple[Step, ...]:
                 "each head a learned logit in the softmax's denominator, so it can attend to "
                 "nothing at all."
             ),
-            cite=(papers.SINKS, papers.GPT_OSS),
+            cite=(PAPERS["SINKS"], PAPERS["GPT_OSS"]),
         ),
         Step(
             "alternating",
@@ -187,7 +187,7 @@ def steps() -> tuple[Step, ...]:
                 "locally banded sparse attention: the banded layers shed their long-context cost, "
                 "and the dense ones keep what is far away reachable in one step."
             ),
-            cite=(papers.GPT_OSS, papers.GPT_3),
+            cite=(PAPERS["GPT_OSS"], PAPERS["GPT_3"]),
         ),
     )
 

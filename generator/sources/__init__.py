@@ -8,15 +8,8 @@ excerpts["gpt2.attn"].blocks, .permalink, .label, .license, .evidence_level, .sw
 from __future__ import annotations
 
 from generator.sources.excerpt import Excerpt, omission_marker
-from generator.sources.lock import (
-    EVIDENCE_LEVELS,
-    FileId,
-    Lock,
-    Mirror,
-    Pin,
-    Repo,
-    load_lock,
-)
+from generator.sources.lock import load_lock
+from generator.sources.lockschema import EVIDENCE_LEVELS, FileId, Lock, Mirror, Pin, Repo
 from generator.sources.resolve import Resolver, resolve_all, resolve_excerpts
 
 __all__ = [

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from generator.sources.lock import CLAIM_ID
+from generator.sources.lockrules import CLAIM_ID
 from generator.sources.pageblocks import BlockError, PageBlock, find_blocks
 
 NAME = "claim"  # the block's name: /// claim | ID

@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator.errors import InputError
 from generator.sources.gitobjects import CommitProof, ProofError, entries, tree_listing
+from generator.sources.lockschema import Lock
 
 GIT_DEADLINE = 120.0  # seconds for one git command on a local clone
+GIT_DIRS_SETTING = "ITM_GIT_DIRS (or the plugin's git_dirs option)"
 
 
 def git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -107,3 +110,20 @@ def read_commit_proof(directory: Path, repo: str, commit: str, paths: list[str])
     proof = CommitProof(repo=repo, commit=commit, text=text, trees=tuple(trees.values()))
     proof.check()
     return proof
+
+
+def check_clones(
+    lock: Lock,
+    git_dirs: Mapping[str, Path],
+    *,
+    option: str,
+    commits: Mapping[str, str] | None = None,
+) -> None:
+    """Each clone given (by `option`: "--git", or ITM_GIT_DIRS and the plugins' git_dirs) must
+    be a git clone holding its repo's commit in the lock (or in `commits`, for `itm bump`);
+    InputError naming the option, the path and the fix otherwise."""
+    for name, directory in git_dirs.items():
+        repo = lock.repos.get(name)
+        commit = (commits or {}).get(name) or (repo.commit if repo else None)
+        url = repo.url if repo else None
+        check_clone(Path(directory), repo=name, commit=commit, option=option, url=url)

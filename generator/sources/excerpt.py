@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from generator.sources.forges import permalink
-from generator.sources.lock import CarriedBy, Claim, Range, Repo, format_ranges
+from generator.sources.lockschema import CarriedBy, Claim, Repo
+from generator.sources.ranges import Range, format_ranges
 from generator.sources.swh import swhid
 from generator.store import sha256_hex
 

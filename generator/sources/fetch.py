@@ -9,6 +9,12 @@ Every download has an overall deadline that nothing can stretch: a server that t
 every few seconds never trips a per-read timeout, in its headers or its body, so a timer shuts
 the connection's socket at the deadline whatever it is waiting for. It also has a size cap: the size the pin or index states when known, else
 NetSettings.max_bytes. A body past the cap is refused while it streams, before it fills memory.
+
+Kept on the standard library's urllib, where httpx was asked for: httpx's timeouts bound each
+connect, read, write and pool wait, not a whole download (encode/httpx#1450, open: a body
+trickled in small chunks never trips them), so it would need this same timer on its socket, and
+it would add six packages (httpx, httpcore, h11, anyio, certifi, idna) to the light install that
+pins excerpts for any site.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+")  # OWNER/REPO, or GROU
 
 
 class Repo(Protocol):
-    """What a forge needs of a lock's repository (generator.sources.lock.Repo)."""
+    """What a forge needs of a lock's repository (generator.sources.lockschema.Repo)."""
 
     @property
     def name(self) -> str: ...

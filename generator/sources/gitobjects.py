@@ -9,6 +9,9 @@ id changed in the lock, however consistently, no longer matches them.
     proof = CommitProof(repo, commit, text, trees)  # trees: listings as `git ls-tree` prints them
     proof.check()                                   # ProofError unless the text hashes to commit
     proof.blob_at("src/model.py")                   # its blob id; None where no tree is recorded
+
+Ours rather than dulwich's: checking a few objects takes one sha1 and a tree parser of some 20
+lines, where dulwich (a whole git implementation) would be a dependency of the light install.
 """
 
 from __future__ import annotations

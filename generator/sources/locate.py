@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import InputError
-from generator.sources.lock import display_path
+from generator.sources.lockschema import display_path
 
 CONFIG_NAMES = ("mkdocs.yml", "mkdocs.yaml")
 # How mkdocs.yml (or Zensical's config) names the pinned-excerpts Markdown extension: its entry

@@ -1,21 +1,14 @@
 """`itm mirror add PACKAGE==VERSION`: record a registry archive that carries pinned lines.
 
-A build that reaches neither a clone nor the repository's forge reads a pin's lines from a
-package-registry copy of its file ([[mirrors]] in the lock). This command downloads the
-release's archive through the PEP 691 index (its sha256 checked against the index's, and
-recorded), finds for each pin the member file where the pin's lines stand (the same lines,
-hashing to the pin, possibly shifted), and writes the [[mirrors]] entries in the lock's
-canonical form: one per member and offset, vouching for exactly the upstream lines found there
-at the repo's pinned commit. Before anything is written, each entry is read back the way a
-build reads it (the resolver, offline, from the archive just cached).
+The release's archive comes through the PEP 691 index (its sha256 checked against the index's,
+and recorded); the [[mirrors]] entries are one per member and offset, vouching for exactly the
+upstream lines found there at the repo's pinned commit, and each is read back the way a build
+reads it (offline, from the archive just cached) before anything is written.
 
     itm mirror add gpt-2-finetuning==1.0.14                  # every pin of the lock
     itm mirror add transformers==5.14.1 --id gpt2.attn       # only some pins
     itm mirror add transformers==5.14.1 --window 5.10.0..5.16.0
         # also report which releases in the window carry each pin's lines (nothing more written)
-
-A pin's lines are placed range by range when its text is at hand (cache or a clone: each run
-may have moved by its own amount), else by its hash at one shift for all its runs.
 """
 
 from __future__ import annotations
@@ -23,46 +16,47 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
 from packaging.version import InvalidVersion, Version
 
 from generator.errors import InputError
 from generator.settings import Settings
-from generator.sources.excerpt import cut, decode, find_placement, sha256_hex, split_lines
+from generator.sources.clones import check_clones
+from generator.sources.commands.context import (
+    add_lock_options,
+    git_dirs,
+    lock_of,
+    say,
+    settings_of,
+    site_of,
+)
 from generator.sources.fetch import FetchError, Http, NetSettings
-from generator.sources.locate import find_lock
-from generator.sources.lock import Lock, Mirror, Pin, Range, format_ranges, load_lock, write_lock
+from generator.sources.lockschema import Lock, Mirror, Pin
+from generator.sources.lockwrite import write_lock
+from generator.sources.placement import Placement, find_pins
 from generator.sources.pypi import (
     MirrorError,
-    archive_file,
+    Release,
     archive_names,
     download,
     index_files,
+    kind_rank,
     project_url,
+    releases,
 )
-from generator.sources.resolve import LARGEST_SOURCE, Resolver, check_clones
+from generator.sources.ranges import Range, format_ranges
+from generator.sources.resolve import Resolver
 from generator.store import Store
 
 MAX_WINDOW = 40  # releases one --window may download
 NOTE = "found by `itm mirror add`"
 _SPEC = re.compile(r"(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 
-Placement = tuple[str, tuple[int, ...]]  # member, the offset of each of the pin's ranges
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from generator.sources.commands import _common
-
     mirror = subparsers.add_parser(
         "mirror", help="record registry archives that carry pinned lines ([[mirrors]])"
     )
@@ -71,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "add",
         help="find each pin's lines in a release's archive on the package index and record where",
     )
-    _common(add)
+    add_lock_options(add)
     add.add_argument("spec", metavar="PACKAGE==VERSION", help='e.g. "transformers==5.14.1"')
     add.add_argument("--filename", help="the release's archive to read (default: its sdist)")
     add.add_argument("--id", action="append", default=[], help="only this pin (repeatable)")
@@ -85,25 +79,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add.set_defaults(func=run_add)
 
 
-@dataclass(frozen=True)
-class Release:
-    """One archive of a release on the index."""
-
-    package: str
-    version: str
-    entry: dict[str, Any]  # the index's file entry (filename, url, hashes, size)
-
-    @property
-    def filename(self) -> str:
-        return str(self.entry["filename"])
-
-
 def run_add(args: argparse.Namespace) -> int:
     package, version = parse_spec(args.spec)
     window = parse_window(args.window) if args.window else None
-    site = find_lock(args.lock, Path.cwd())
-    lock = load_lock(site.path, root=site.root if site.in_site else None)
-    settings = Settings.load(site.root, site.options)
+    site = site_of(args)
+    lock = lock_of(site)
+    settings = settings_of(site)
     pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
     if not pins:
         raise InputError(
@@ -118,7 +99,7 @@ def run_add(args: argparse.Namespace) -> int:
             fix="unset ITM_OFFLINE (or the plugin's offline option) for this command",
         )
     cache = Store(args.cache_dir or settings.cache_dir)
-    http = Http(NetSettings(deadline=settings.download_deadline), log=_say)
+    http = Http(NetSettings(deadline=settings.download_deadline), log=say)
     base = settings.pypi_simple
     listed = _listing(http, base, package, lock)
     release = pick_archive(listed, package, version, args.filename, lock)
@@ -175,35 +156,6 @@ def parse_window(text: str) -> tuple[Version, Version]:
     return bounds
 
 
-def releases(listed: Iterable[dict[str, Any]], package: str) -> dict[Version, list[Release]]:
-    """The index's files by release version (filenames that are no sdist or wheel are left out),
-    each release's archives in the order they are tried: the sdist (the repository's layout),
-    then pure-Python wheels, then the rest."""
-    found: dict[Version, list[Release]] = {}
-    for entry in listed:
-        version = archive_version(str(entry["filename"]))
-        if version is not None:
-            found.setdefault(version, []).append(Release(package, str(version), entry))
-    for archives in found.values():
-        archives.sort(key=lambda r: (_kind_rank(r.filename), r.filename))
-    return found
-
-
-def archive_version(filename: str) -> Version | None:
-    try:
-        if filename.endswith(".whl"):
-            return parse_wheel_filename(filename)[1]
-        return parse_sdist_filename(filename)[1]
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return None
-
-
-def _kind_rank(filename: str) -> int:
-    if not filename.endswith(".whl"):
-        return 0
-    return 1 if filename.endswith("-none-any.whl") else 2
-
-
 def pick_archive(
     listed: list[dict[str, Any]], package: str, version: str, filename: str | None, lock: Lock
 ) -> Release:
@@ -230,9 +182,7 @@ def pin_texts(
     lock: Lock, settings: Settings, pins: list[Pin], *, cache_dir: Path | None, git: list[str]
 ) -> dict[str, str]:
     """The pins whose verified text is at hand without the network: from the cache or a clone."""
-    from generator.sources.commands import _git_dirs
-
-    given = _git_dirs(git, None, lock)
+    given = git_dirs(git, None, lock)
     check_clones(lock, given, option="--git")  # a clone named but not there is refused
     resolver = Resolver.for_settings(
         lock,
@@ -249,74 +199,6 @@ def pin_texts(
         except InputError:
             continue  # placed by its hash alone
     return texts
-
-
-def find_pins(
-    archive: bytes, filename: str, pins: list[Pin], texts: dict[str, str]
-) -> dict[str, Placement]:
-    """For each pin that the archive carries: the member and the offset of each range. Members
-    named like the pin's file are tried, those whose path ends most like it first."""
-    names = archive_names(archive, filename)
-    members: dict[str, list[str] | None] = {}
-    found: dict[str, Placement] = {}
-    for pin in pins:
-        if not pin.ranges:
-            continue
-        for member in candidates(names, pin.path):
-            if member not in members:
-                members[member] = _member_lines(archive, filename, member)
-            lines = members[member]
-            offsets = None if lines is None else place(pin, texts.get(pin.id), lines)
-            if offsets is not None:
-                found[pin.id] = (member, offsets)
-                break
-    return found
-
-
-def candidates(names: list[str], path: str) -> list[str]:
-    """The archive's files named like `path`'s file, the longest common path ending first."""
-    parts = path.split("/")
-
-    def common(name: str) -> int:
-        other = name.split("/")
-        n = 0
-        while n < min(len(parts), len(other)) and parts[-1 - n] == other[-1 - n]:
-            n += 1
-        return n
-
-    named = [n for n in names if n.rsplit("/", 1)[-1] == parts[-1]]
-    return sorted(named, key=lambda n: (-common(n), n))
-
-
-def _member_lines(archive: bytes, filename: str, member: str) -> list[str] | None:
-    try:
-        data = archive_file(archive, filename, member, max_bytes=LARGEST_SOURCE)
-        return split_lines(decode(data, f"{filename}:{member}"))
-    except (MirrorError, ValueError):
-        return None
-
-
-def place(pin: Pin, text: str | None, lines: list[str]) -> tuple[int, ...] | None:
-    """The offset (member line - upstream line) of each of the pin's ranges in `lines`, nearest
-    to none first; None when the lines are not all there or do not hash to the pin. Without the
-    text, the pin's hash finds one shift for all its ranges."""
-    if text is None:
-        shift = find_placement(lines, pin.ranges, pin.sha256)
-        return None if shift is None else (shift,) * len(pin.ranges)
-    wanted = split_lines(text)
-    offsets: list[int] = []
-    start = 0
-    for first, last in pin.ranges:
-        run = wanted[start : start + last - first + 1]
-        start += len(run)
-        hits = [i - (first - 1) for i, line in enumerate(lines) if line == run[0]]
-        shifts = sorted(hits, key=lambda s: (abs(s), s < 0))
-        shift = next((s for s in shifts if lines[first - 1 + s : last + s] == run), None)
-        if shift is None:
-            return None
-        offsets.append(shift)
-    runs = [cut(lines, (r,), s)[0] for r, s in zip(pin.ranges, offsets, strict=True)]
-    return tuple(offsets) if sha256_hex("".join(runs)) == pin.sha256 else None
 
 
 def mirror_entries(lock: Lock, release: Release, found: dict[str, Placement]) -> list[Mirror]:
@@ -390,7 +272,7 @@ def scan_window(
     """Report, for each pin, which releases of the window carry its lines (an archive of the
     same kind as the one chosen, each downloaded with its deadline and checked by its hash)."""
     low, high = window
-    kind = _kind_rank(chosen.filename)
+    kind = kind_rank(chosen.filename)
     inside = sorted(v for v in releases(listed, chosen.package) if low <= v <= high)
     if len(inside) > MAX_WINDOW:
         raise InputError(
@@ -402,7 +284,7 @@ def scan_window(
     unread: list[str] = []
     for version in inside:
         archives = releases(listed, chosen.package)[version]
-        release = next((r for r in archives if _kind_rank(r.filename) == kind), archives[0])
+        release = next((r for r in archives if kind_rank(r.filename) == kind), archives[0])
         try:
             archive = download(http, cache, project_url(base, release.package), release.entry, None)
             found = find_pins(archive, release.filename, pins, texts)
@@ -468,9 +350,3 @@ def _report(pin: Pin, placed: Placement | None) -> None:
         f"{format_ranges((r,))} at {s:+d}" for r, s in zip(pin.ranges, offsets, strict=True)
     )
     print(f"  carried   {pin.id:<32} {member}: {at}")
-
-
-def _say(message: str) -> None:
-    import sys
-
-    print(message, file=sys.stderr)

@@ -1,4 +1,5 @@
-"""Registry mirrors: fetch a pinned archive through the PEP 691 simple index and read one member.
+"""Registry mirrors: fetch a pinned archive through the PEP 691 simple index and read one member;
+the releases an index lists, and the order their archives are tried in.
 
 The archive must hash to the sha256 in the LOCK (the index's own hash is checked too, but is
 not trusted alone). Verified archives go into the content-addressed cache.
@@ -11,12 +12,22 @@ import json
 import re
 import tarfile
 import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
 from generator.sources.excerpt import sha256_hex
 from generator.sources.fetch import Http
-from generator.sources.lock import Mirror
+from generator.sources.lockschema import Mirror
 from generator.store import Store
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -149,3 +160,47 @@ def archive_names(archive: bytes, name: str) -> list[str]:
 def _fits(name: str, member: str, size: int, max_bytes: int | None) -> None:
     if max_bytes is not None and size > max_bytes:
         raise MirrorError(f"{name}: {member} is {size:,} bytes, more than the {max_bytes:,} read")
+
+
+@dataclass(frozen=True)
+class Release:
+    """One archive of a release on the index."""
+
+    package: str
+    version: str
+    entry: dict[str, Any]  # the index's file entry (filename, url, hashes, size)
+
+    @property
+    def filename(self) -> str:
+        return str(self.entry["filename"])
+
+
+def releases(listed: Iterable[dict[str, Any]], package: str) -> dict[Version, list[Release]]:
+    """The index's files by release version (filenames that are no sdist or wheel are left out),
+    each release's archives in the order they are tried: the sdist (the repository's layout),
+    then pure-Python wheels, then the rest."""
+    found: dict[Version, list[Release]] = {}
+    for entry in listed:
+        version = archive_version(str(entry["filename"]))
+        if version is not None:
+            found.setdefault(version, []).append(Release(package, str(version), entry))
+    for archives in found.values():
+        archives.sort(key=lambda r: (kind_rank(r.filename), r.filename))
+    return found
+
+
+def archive_version(filename: str) -> Version | None:
+    """The release an sdist's or a wheel's file name says, None for any other name."""
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+def kind_rank(filename: str) -> int:
+    """0 for an sdist, 1 for a pure-Python wheel, 2 for any other wheel."""
+    if not filename.endswith(".whl"):
+        return 0
+    return 1 if filename.endswith("-none-any.whl") else 2

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from generator.errors import InputError
 from generator.sources.excerpt import split_lines
-from generator.sources.lock import MAX_TEXT_BYTES, Range, format_ranges, parse_line_spec
+from generator.sources.lockschema import MAX_TEXT_BYTES
 from generator.sources.pageblocks import BlockError, PageBlock, find_blocks, unquoted
+from generator.sources.ranges import Range, format_ranges, parse_line_spec
 from generator.store import read_regular
 
 EXCERPT = "excerpt"  # the excerpt block's name (generator.pinned_excerpts.markdown.NAME)

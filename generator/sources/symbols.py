@@ -6,7 +6,7 @@ import ast
 import functools
 import textwrap
 
-from generator.sources.lock import Range
+from generator.sources.ranges import Range
 
 
 class SymbolError(ValueError):

@@ -14,6 +14,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from generator.engine import toy_token_ids
@@ -26,7 +27,7 @@ from generator.models.weights import random_weights
 from generator.render.numbers import fmt_int
 from generator.walkthrough.data import rounded, shared_data
 from generator.walkthrough.gpt2_scale import ELEMENTWISE, Figure
-from generator.walkthrough.steps import Matrix
+from generator.walkthrough.steps import WALKTHROUGHS, Matrix, Step, fill
 from generator.walkthrough.toy import TOKEN_COLOURS, TOKENS
 
 SEED = 0  # seeds the toy's weights and token ids
@@ -97,86 +98,20 @@ def rotary_toy(seed: int = SEED) -> RotaryToy:
     )
 
 
-# -- the steps ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RotaryStep:
-    key: str  # the step's name: which lines of ops.py it lights, which panel the script draws
-    title: str
-    text: str  # Markdown with TeX (sizes filled in by step_texts)
-    formula: str  # TeX
-    matrices: tuple[str, ...]  # trace keys the grid shows
+# -- the steps (their words: steps.toml's [rotary]) -------------------------------------------
+MATRICES: dict[str, Matrix] = {matrix.key: matrix for matrix in WALKTHROUGHS.rotary.matrices}
 
 
-MATRICES: dict[str, Matrix] = {
-    "q": Matrix("Q", "Queries, in pairs", "pair-dims"),
-    "k": Matrix("K", "Keys, in pairs", "pair-dims"),
-    "angles": Matrix("tθ", "Angle of each pair, radians", "pairs"),
-    "q_rotated": Matrix("Q̃", "Rotated queries", "pair-dims"),
-    "k_rotated": Matrix("K̃", "Rotated keys", "pair-dims"),
-}
-
-
-def steps(cfg: ModelConfig) -> tuple[RotaryStep, ...]:
+def steps(cfg: ModelConfig) -> tuple[Step, ...]:
     """The three steps, their words sized by the toy's config (never typed)."""
-    half = cfg.d_head // 2
-    theta = fmt_int(round(cfg.rope_theta))
-    return (
-        RotaryStep(
-            key="pairs",
-            title="Pairs of dimensions",
-            text=(
-                "The projections make $Q$ and $K$ as in GPT-2, without biases. Before they meet, "
-                "each head's $d_\\text{head}$ dimensions are taken in pairs"
-                f'<span class="itm-wt-toy-only"> ({fmt_int(half)} pairs of the toy\'s '
-                f"{fmt_int(cfg.d_head)})</span>. "
-                "Dimension $i$ is paired with dimension $i + d_\\text{head}/2$, not with its "
-                "neighbour: that is how transformers' `rotate_half` lays them out. The columns "
-                f"are labelled by pair: $i$ and $i'$ are the two halves of pair $i$. Values "
-                "$V$ are not rotated."
-            ),
-            formula=(
-                r"\begin{gathered} (x_i,\, y_i) = (q_i,\; q_{i + d_\text{head}/2}), \\ "
-                r"i = 0, \dots, d_\text{head}/2 - 1 \end{gathered}"
-            ),
-            matrices=("q", "k"),
-        ),
-        RotaryStep(
-            key="angles",
-            title="Angle per position",
-            text=(
-                "Pair $i$ turns at its own rate, $\\theta_i = b^{-2i/d_\\text{head}}$ radians per "
-                f"position, with the base $b$ = rope_theta = {theta}. The rates fall "
-                "geometrically: pair 0 turns one radian per position, the last pair barely "
-                "moves. The token at position $t$ (counted from 0) turns pair $i$ by "
-                "$t\\,\\theta_i$. The angles depend on the position only: every head and every "
-                "layer uses the same table, and nothing in it is learned."
-            ),
-            formula=r"\theta_i = b^{-2i/d_\text{head}},\qquad \alpha_{t,i} = t\,\theta_i",
-            matrices=("angles",),
-        ),
-        RotaryStep(
-            key="rotate",
-            title="Rotate q and k",
-            text=(
-                "Each pair $(x_i, y_i)$ of a query or key is rotated by its angle. A rotation "
-                "keeps every pair's length, so only directions change. Because a query and a "
-                "key are both rotated, their dot product depends on the two tokens' contents and "
-                "on how far apart they are, $s - t$, not on where they stand: shifted together, "
-                "the score stays, as the numbers below show. The cache keeps "
-                "the rotated keys. From here attention goes on as in GPT-2, with $\\tilde Q$ and "
-                "$\\tilde K$ in place of $Q$ and $K$."
-            ),
-            formula=(
-                r"\begin{gathered}"
-                r"\begin{pmatrix} \tilde x_i \\ \tilde y_i \end{pmatrix} = "
-                r"\begin{pmatrix} \cos \alpha_{t,i} & -\sin \alpha_{t,i} \\ "
-                r"\sin \alpha_{t,i} & \cos \alpha_{t,i} \end{pmatrix}"
-                r"\begin{pmatrix} x_i \\ y_i \end{pmatrix} \\ "
-                r"\tilde q_t^{\top} \tilde k_s = q_t^{\top} R_{s-t}\, k_s"
-                r"\end{gathered}"
-            ),
-            matrices=("q_rotated", "k_rotated"),
-        ),
+    fields = {
+        "pairs": fmt_int(cfg.d_head // 2),
+        "d_head": fmt_int(cfg.d_head),
+        "base": fmt_int(round(cfg.rope_theta)),
+    }
+    return tuple(
+        msgspec.structs.replace(step, text=fill(step.text, fields))
+        for step in WALKTHROUGHS.rotary.steps
     )
 
 

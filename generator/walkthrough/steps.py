@@ -1,181 +1,77 @@
-"""The seven steps of seed 000, in the engine's order: what each does, its formula, what it shows.
+"""The walkthroughs' steps, in the engine's order: what each does, its formula, what it shows.
 
-Explanations are Markdown for a reader who knows matrix multiplication. Sizes in them are
-[[placeholders]] filled from the configs (fill()), so no number is typed here either. What is
-said of the toy only is wrapped in toy() and hidden when the reader picks another view; big()
-holds the words that stand in for it when GPT-2's sizes are shown, trained() those that stand in
-for it when the trained head is shown (its fields, [[t_…]], come from the build's trained head).
+The words are data (steps.toml beside this file): GPT-2's seven attention steps and the Llama
+family's rotary ones. Explanations are Markdown for a reader who knows matrix multiplication.
+Sizes in them are [[placeholders]] filled from the configs (fill()), so no number is typed there
+either; words about the toy only, GPT-2's sizes only or the trained head only are spans of the
+classes the page's views show and hide (steps.toml says which).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import msgspec
 
 from generator.config import ModelConfig
+from generator.data_file import keyed, one_of, read_data
 from generator.engine import STEPS as ENGINE_STEPS
 from generator.errors import InputError
 from generator.render.numbers import fmt_int
 from generator.walkthrough.gpt2_scale import in_words, root
 
-
-def toy(text: str) -> str:
-    """Words about the toy, hidden when the page shows GPT-2's sizes (no math inside)."""
-    return f'<span class="itm-wt-toy-only">{text}</span>'
+STEPS_FILE = Path(__file__).with_name("steps.toml")
+FIX = "write it as StepsFile in generator/walkthrough/steps.py says, or restore it from git"
 
 
-def big(text: str) -> str:
-    """Words shown only when the page shows GPT-2's sizes, in place of toy() words."""
-    return f'<span class="itm-wt-big-only">{text}</span>'
-
-
-def trained(text: str) -> str:
-    """Words shown only when the page shows the trained head, in place of toy() words."""
-    return f'<span class="itm-wt-trained-only">{text}</span>'
-
-
-@dataclass(frozen=True)
-class Step:
-    key: str  # the engine's step name: its `# step: NAME` marker
+class Step(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    key: str  # the engine's step name: its `# step: NAME` marker (rotary: which lines of ops.py)
     title: str
     text: str  # Markdown with [[placeholders]]
     formula: str  # TeX
     matrices: tuple[str, ...]  # engine trace keys the grid shows
 
 
-@dataclass(frozen=True)
-class Matrix:
+class Matrix(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How the grid shows one array of the engine's trace."""
 
+    key: str  # the trace's key: "q"
     symbol: str  # "Q"
     caption: str  # "Queries"
-    columns: str  # "tokens" (one per key token), "dims" (1..n), "head-dims" (head.dim)
+    # one per key token; 1..n; head.dim; i and i' of each pair; one per pair
+    columns: Literal["tokens", "dims", "head-dims", "pair-dims", "pairs"]
     masked: bool = False  # shows the causal mask: cells with j > i are −∞ or 0
 
 
-MATRICES: dict[str, Matrix] = {
-    "q": Matrix("Q", "Queries", "dims"),
-    "k": Matrix("K", "Keys", "dims"),
-    "v": Matrix("V", "Values", "dims"),
-    "scores": Matrix("S", "Scores Q·Kᵀ", "tokens"),
-    "scaled": Matrix("S′", "Scaled scores S ÷ √d_head", "tokens"),
-    "masked": Matrix("M", "Masked scores", "tokens", masked=True),
-    "weights": Matrix("A", "Attention weights", "tokens", masked=True),
-    "heads": Matrix("O", "Head output A·V", "dims"),
-    "merged": Matrix("[O₀ ‖ … ‖ Oₕ₋₁]", "Heads side by side", "head-dims"),
-    "projected": Matrix("Y", "Output projection", "dims"),
-}
+class Walkthrough(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    matrices: tuple[Matrix, ...]
+    steps: tuple[Step, ...]
 
-STEPS: tuple[Step, ...] = (
-    Step(
-        key="projections",
-        title="Projections",
-        text=(
-            "$X$, the output of ln_1 with one row per token, is multiplied by three matrices, "
-            "$W_Q$, $W_K$ and $W_V$. A query is what a token looks for. A key is what it offers. "
-            "A value is what it hands over when another token picks it. GPT-2 does all three "
-            "in one GEMM (one general matrix multiply), $X \\cdot W_{qkv}$, and adds a bias"
-            + toy("; the toy has no biases")
-            + ". Each result is cut into "
-            + toy("[[h]] heads of [[dh]] columns ([[H]] heads of [[DH]] in [[gpt2]])")
-            + big("[[H]] heads of [[DH]] columns in [[gpt2]]")
-            + trained(
-                "[[t_heads]] of [[t_dh]] columns per layer in the trained [[t_model]]; the grids "
-                "follow one of them, head [[t_label]], through its [[t_tokens]] tokens"
-            )
-            + "."
-        ),
-        formula=r"Q = X W_Q,\;\; K = X W_K,\;\; V = X W_V",
-        matrices=("q", "k", "v"),
-    ),
-    Step(
-        key="scores",
-        title="Scores",
-        text=(
-            "Multiply $Q$ by $K^\\top$, one head at a time. Row $i$, column $j$ is the dot "
-            "product of token $i$'s query with token $j$'s key: how much $i$ should attend to "
-            "$j$. Each head works in its own slice of $d_\\text{model} / \\text{heads}$ numbers "
-            "("
-            + toy("[[dh]] here, ")
-            + "[[DH]] in [[gpt2]]). The grid is $T \\times T$: "
-            + toy("[[cells]] cells here, ")
-            + "[[gpt2_cells_words]] per head at [[N]] tokens ([[gpt2_cells]]). Doubling the "
-            "context quadruples this step."
-        ),
-        formula=r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j",
-        matrices=("scores",),
-    ),
-    Step(
-        key="scale",
-        title="Scale",
-        text=(
-            "Divide every score by $\\sqrt{d_\\text{head}}$: "
-            + toy("by [[root]] here, ")
-            + "by [[gpt2_root]] in [[gpt2]]. "
-            "A dot product of $d_\\text{head}$ terms grows with $d_\\text{head}$. "
-            "Scaling keeps the scores of wide heads in a range where softmax is not saturated "
-            "from the start, so gradients can flow."
-        ),
-        formula=r"S' = \frac{S}{\sqrt{d_\text{head}}}",
-        matrices=("scaled",),
-    ),
-    Step(
-        key="causal-mask",
-        title="Causal mask",
-        text=(
-            "Position $i$ predicts the token after it, so it may only look at positions "
-            "$j \\le i$. Every cell above the diagonal ($j > i$) is set to $-\\infty$. In "
-            "training every position is predicted at once; without the mask, each could just "
-            "read the word it is asked to predict."
-        ),
-        formula=(r"M_{ij} = \begin{cases} S'_{ij} & j \le i \\ -\infty & j > i \end{cases}"),
-        matrices=("masked",),
-    ),
-    Step(
-        key="softmax",
-        title="Softmax",
-        text=(
-            "Softmax each row: exponentiate every entry, then divide by the row's sum. The "
-            "weights of a row are positive and add up to one, and $e^{-\\infty} = 0$, so masked "
-            "cells get no weight. Each row is one token's attention distribution over the "
-            "tokens it can see. "
-            + toy("These toy weights are random, so the pattern means nothing; a trained model")
-            + big("A trained model")
-            + trained("A trained model")
-            + " learns which tokens to look at."
-        ),
-        formula=r"A = \operatorname{softmax}\!\left(\frac{S}{\sqrt{d_\text{head}}} + \text{mask}\right)",
-        matrices=("weights",),
-    ),
-    Step(
-        key="weighted-sum",
-        title="Weighted sum",
-        text=(
-            "Weight the rows of $V$ by attention and sum them. Output row $i$ blends the values "
-            "of every token $i$ can see, in the proportions of row $i$ of $A$. Each token has a "
-            "colour; an output row's colour is the same blend of those colours. "
-            '<span class="itm-wt-toy-only itm-js-only">The panel beside the grid breaks down '
-            "the selected row.</span>"
-        ),
-        formula=r"O = A V,\qquad o_i = \sum_j A_{ij}\, v_j",
-        matrices=("heads",),
-    ),
-    Step(
-        key="output-projection",
-        title="Output projection",
-        text=(
-            "Put the heads' outputs side by side ("
-            + toy("[[h]] × [[dh]] = [[d]] columns here, ")
-            + "[[H]] × [[DH]] = [[D]] in [[gpt2]]) and multiply by $W_O$, which mixes the heads. "
-            "The result is added back to the residual stream. Several small heads can each "
-            "follow a different relation for the cost of one big one. In code: "
-            "(B, T, [[D]]) is split into (B, [[H]], T, [[DH]]) for attention and merged back "
-            "here."
-        ),
-        formula=r"Y = \left[\,O_1 \;\|\; \cdots \;\|\; O_h\,\right] W_O",
-        matrices=("merged", "projected"),
-    ),
-)
+
+class StepsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    attention: Walkthrough  # GPT-2's
+    rotary: Walkthrough  # the Llama family's (rotary.py)
+
+
+def read_steps(path: Path = STEPS_FILE) -> StepsFile:
+    """steps.toml, each matrix once and each step's matrices among them (an InputError
+    otherwise)."""
+    data = read_data(path, StepsFile, fix=FIX)
+    for name in ("attention", "rotary"):
+        walkthrough: Walkthrough = getattr(data, name)
+        entry = f"{name}.matrices"
+        known = keyed(walkthrough.matrices, lambda m: m.key, path=path, entry=entry, fix=FIX)
+        for index, step in enumerate(walkthrough.steps):
+            where = f"{name}.steps[{index}].matrices"
+            one_of(step.matrices, known, what=f"a matrix of {entry}", path=path, entry=where)
+    return data
+
+
+WALKTHROUGHS = read_steps()
+STEPS = WALKTHROUGHS.attention.steps
+MATRICES = {matrix.key: matrix for matrix in WALKTHROUGHS.attention.matrices}
 
 
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -195,9 +91,9 @@ def check_steps() -> None:
     if ours != tuple(ENGINE_STEPS):
         raise InputError(
             f"the walkthrough's steps {ours} differ from the engine's {tuple(ENGINE_STEPS)}",
-            file="generator/walkthrough/steps.py",
-            entry="STEPS",
-            fix="give each `# step:` marker of generator/engine/attention.py one Step, in order",
+            file=str(STEPS_FILE),
+            entry="attention.steps",
+            fix="give each `# step:` marker of generator/engine/attention.py one step, in order",
         )
 
 
@@ -230,7 +126,7 @@ def fill(text: str, fields: dict[str, str]) -> str:
         if name not in fields:
             raise InputError(
                 f"unknown placeholder [[{name}]]",
-                file="generator/walkthrough/steps.py",
+                file=str(STEPS_FILE),
                 entry=name,
                 fix="use one of: " + ", ".join(sorted(fields)),
             )

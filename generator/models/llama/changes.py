@@ -10,8 +10,8 @@ from pathlib import Path
 
 import msgspec
 
+from generator.data_file import read_data
 from generator.errors import InputError
-from generator.models.family_file import read_data
 from generator.models.papers import PAPERS, Paper
 
 CHANGES_FILE = Path(__file__).parent / "changes.toml"
@@ -26,7 +26,7 @@ class Change(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     llama: tuple[str, ...]  # the excerpt ids of Llama's side (transformers), one tab each
     page: str  # the Llama component page that explains it
     why: str  # plain words: the reason the papers give for the change (no numbers the code has)
-    papers: tuple[str, ...]  # the papers that give it, by name in papers.py, its own first
+    papers: tuple[str, ...]  # the papers that give it, by name in papers.toml, its own first
     only_with: str | None = None  # shown for the sizes whose spec sets this field only
 
     @property
@@ -40,13 +40,13 @@ class ChangesFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def read_changes(path: Path = CHANGES_FILE) -> tuple[Change, ...]:
-    """The changes of `path`, each citing papers papers.py has (an InputError otherwise)."""
+    """The changes of `path`, each citing papers papers.toml has (an InputError otherwise)."""
     changes = read_data(path, ChangesFile, fix=FIX).changes
     for index, change in enumerate(changes):
         for cited, name in enumerate(change.papers):
             if name not in PAPERS:
                 raise InputError(
-                    f"{name!r} is not a paper of generator/models/papers.py",
+                    f"{name!r} is not a paper of generator/models/papers.toml",
                     file=str(path),
                     entry=f"changes[{index}].papers[{cited}]",
                     fix=f"use one of: {', '.join(PAPERS)}",
