@@ -4,11 +4,10 @@ field by field. Finding and verifying the pinned files: checkpoint_files.py."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.checked_io import read_text_input
+from generator.data_file import read_data
 from generator.errors import InputError
 
 PINS_FILE = "sources/checkpoints.toml"
@@ -47,15 +46,9 @@ class CheckpointPin:
         return f"{self.repo} @ {self.revision[:12]}"
 
 
-def read_pins_file(path: Path) -> dict:
+def read_pins_file(path: Path) -> dict[str, object]:
     """The pins file as TOML: a regular file of at most MAX_PINS_BYTES, else an InputError."""
-    text = read_text_input(path, max_bytes=MAX_PINS_BYTES, fix=RESTORE)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(
-            f"not valid TOML ({error})", file=str(path), fix="fix the syntax"
-        ) from None
+    return read_data(path, dict[str, object], fix=RESTORE, max_bytes=MAX_PINS_BYTES)
 
 
 def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:

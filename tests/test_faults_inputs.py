@@ -450,7 +450,7 @@ def test_the_stand_in_is_read_only_as_a_file_of_its_pinned_size(tmp_path: Path, 
     assert str(path) in message and "artifacts.standin" in message and "git checkout" in message
 
 
-@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "huge", "not-utf8"])
+@pytest.mark.parametrize("kind", ["folder", "fifo", "endless", "huge", "not-utf8", "nested"])
 def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str) -> None:
     from generator.checkpoints import load_checkpoint_pins
     from generator.forward.artifact import load_pin
@@ -464,6 +464,7 @@ def test_the_pins_file_is_read_only_as_a_bounded_file(tmp_path: Path, kind: str)
         "endless": lambda: path.symlink_to("/dev/zero"),
         "huge": lambda: path.write_bytes(b"#" * (2 << 20)),
         "not-utf8": lambda: path.write_bytes(b"# \xff\n"),
+        "nested": lambda: path.write_text("a = " + "[" * 100_000 + "]" * 100_000),  # RecursionError
     }[kind]()
     for load in (lambda: load_pin(root, "standin"), lambda: load_checkpoint_pins(path)):
         with pytest.raises(InputError) as caught:
