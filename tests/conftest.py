@@ -9,8 +9,10 @@ https address gets a throwaway self-signed certificate the browser is told to ac
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import pytest
@@ -50,6 +52,26 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = mkdocs_build(site_dir, SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
     return site_dir
+
+
+class ColdBuild(NamedTuple):
+    site: Path  # what a build from an empty cache made
+    cache: Path  # the cache it filled (its signing key beside it, as cache.key)
+    started: float  # when it started (every entry of `cache` is younger)
+
+
+@pytest.fixture(scope="session")
+def cold_build(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> ColdBuild:
+    """The site built once more, from an empty cache (everything fetched, figures drawn, nothing
+    reused), once per session: test_build compares its bytes with `built_site`'s, and
+    test_faults_build tampers with the cache it filled (a build each cost two whole builds)."""
+    folder = tmp_path_factory.mktemp("cold")
+    started = time.time()
+    result = mkdocs_build(
+        folder / "site", SITE_URL=TEST_SITE_URL, ITM_CACHE_DIR=str(folder / "cache")
+    )
+    assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
+    return ColdBuild(folder / "site", folder / "cache", started)
 
 
 @pytest.fixture(scope="session")
