@@ -138,11 +138,17 @@ TAMPER = {
     "blobs-huge": ("sha256", _huge),
     "fonts-huge": ("font", _huge),
 }
-# Damage in different folders, several kinds per build (a build each would be slow for CI).
+# Damage in different folders, several kinds per build (a build each would be slow for CI): a
+# round damages each folder one way, and each folder must be named as discarded.
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
-    "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
-    "garbage": ("figure-garbage", "readable-garbage", "font-garbage"),
+    "garbage-directory": (
+        "typeset-garbage",
+        "blob-is-a-directory",
+        "figure-garbage",
+        "readable-garbage",
+        "font-garbage",
+    ),
     "huge": (
         "figures-huge",
         "typeset-huge",
