@@ -9,14 +9,17 @@ https address gets a throwaway self-signed certificate the browser is told to ac
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.site_helpers import (
     CHROMIUM_FLAGS,
+    ROOT,
     chromium_path,
     free_port,
     mkdocs_build,
@@ -50,6 +53,65 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = mkdocs_build(site_dir, SITE_URL=TEST_SITE_URL)
     assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
     return site_dir
+
+
+class ColdBuild(NamedTuple):
+    site: Path  # what a build from an empty cache made
+    cache: Path  # the cache it filled (its signing key beside it, as cache.key)
+    started: float  # when it started (every entry of `cache` is younger)
+
+
+@pytest.fixture(scope="session")
+def cold_build(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> ColdBuild:
+    """The site built once more, from an empty cache (everything fetched, figures drawn, nothing
+    reused), once per session: test_build compares its bytes with `built_site`'s, and
+    test_faults_build tampers with the cache it filled (a build each cost two whole builds)."""
+    folder = tmp_path_factory.mktemp("cold")
+    started = time.time()
+    result = mkdocs_build(
+        folder / "site", SITE_URL=TEST_SITE_URL, ITM_CACHE_DIR=str(folder / "cache")
+    )
+    assert result.returncode == 0, f"mkdocs build failed:\n{result.stdout}\n{result.stderr}"
+    return ColdBuild(folder / "site", folder / "cache", started)
+
+
+# A hook of the test's that adds to every page's content (tests/test_build.py's hook test).
+HOOK = """
+def on_page_content(html, page, config, files):
+    return html + '<p class="hook-marker">added by a hook</p>'
+"""
+
+
+class CopyBuilds(NamedTuple):
+    project: Path  # a copy of the build inputs (tests/test_build.py's project_copy), with HOOK
+    cache: Path  # the project's cache without its typeset pages and memo (its key beside it)
+    cold: Path  # the first build: every page filled, its math typeset afresh
+    warm: Path  # the second: numpy unimportable too, everything replayed from the memo
+
+
+@pytest.fixture(scope="session")
+def copy_builds(tmp_path_factory: pytest.TempPathFactory) -> CopyBuilds:
+    """A project copy built cold, then warm with numpy unimportable, once per session: the
+    hook test, the memo's warm-replay test and the cache-pruning test each built a copy cold
+    and warm (seven whole builds between them, now two and the pruning test's third)."""
+    import shutil
+
+    from tests.test_build import project_copy
+
+    folder = tmp_path_factory.mktemp("copy-builds")
+    project = project_copy(folder)
+    (project / "hook.py").write_text(HOOK)
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text() + "\nhooks:\n  - hook.py\n")
+    cache = folder / "cache"  # math to typeset on the first build, and this copy's own memo
+    shutil.copytree(ROOT / ".cache", cache, ignore=shutil.ignore_patterns("katex", "memo_*"))
+    shutil.copy(ROOT / ".cache.key", folder / "cache.key")  # its entries stay trusted
+    for run, blocked in (("cold", ("torch",)), ("warm", ("torch", "numpy"))):
+        built = mkdocs_build(
+            folder / run, config_dir=project, blocked=blocked, ITM_CACHE_DIR=str(cache)
+        )
+        assert built.returncode == 0, f"the {run} build failed:\n{built.stderr}"
+    return CopyBuilds(project, cache, folder / "cold", folder / "warm")
 
 
 @pytest.fixture(scope="session")

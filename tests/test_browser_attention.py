@@ -9,7 +9,10 @@ from tests.browser_helpers import off_site, open_page
 pytestmark = pytest.mark.browser
 
 
-def test_attention_page_loads_clean_and_local(browser, site_url: str) -> None:
+def test_attention_page_loads_clean_and_local_and_a_formula_symbol_lights_its_diagram_box(
+    browser, site_url: str
+) -> None:
+    """One load of the page for both: it loads clean and local, then hovering works."""
     page, record = open_page(browser, site_url + "components/attention/")
     assert record["errors"] == []
     assert off_site(record["requests"], site_url) == []
@@ -17,11 +20,7 @@ def test_attention_page_loads_clean_and_local(browser, site_url: str) -> None:
     assert page.locator(".katex-error").count() == 0
     # KaTeX's own fonts were loaded from this site.
     assert any("/assets/katex/fonts/" in u for u in record["requests"])
-    page.context.close()
 
-
-def test_hovering_a_formula_symbol_lights_its_diagram_box(browser, site_url: str) -> None:
-    page, _ = open_page(browser, site_url + "components/attention/")
     box = page.locator('.itm-map [data-light="attention"]')
     symbol = page.locator('.arithmatex [data-light="attention"]').first
     assert "is-lit" not in (box.get_attribute("class") or "")

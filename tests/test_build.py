@@ -14,16 +14,11 @@ from tests.site_helpers import ROOT, mkdocs_build, tree_digest
 pytestmark = pytest.mark.slow
 
 
-def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, tmp_path: Path) -> None:
-    """The second build starts from an empty cache (everything fetched, figures drawn, nothing
-    reused) and, like every test build, runs with torch unimportable (mkdocs_build): a cold build
-    needs no torch and gives the same bytes as the session's build."""
-    from tests.conftest import TEST_SITE_URL
-
-    second = tmp_path / "site"
-    result = mkdocs_build(second, SITE_URL=TEST_SITE_URL, ITM_CACHE_DIR=str(tmp_path / "cache"))
-    assert result.returncode == 0, result.stderr
-    first_digest, second_digest = tree_digest(built_site), tree_digest(second)
+def test_two_builds_of_one_commit_are_byte_identical(built_site: Path, cold_build) -> None:
+    """The second build (conftest's cold_build) starts from an empty cache (everything fetched,
+    figures drawn, nothing reused) and, like every test build, runs with torch unimportable
+    (mkdocs_build): a cold build needs no torch and gives the same bytes as the session's build."""
+    first_digest, second_digest = tree_digest(built_site), tree_digest(cold_build.site)
     assert first_digest.keys() == second_digest.keys()
     differing = [path for path in first_digest if first_digest[path] != second_digest[path]]
     assert differing == []
@@ -60,12 +55,12 @@ def project_copy(tmp_path: Path) -> Path:
 
 
 def test_a_pin_whose_hash_does_not_match_stops_the_build_and_keeps_the_old_site(
-    tmp_path: Path,
+    built_site: Path, tmp_path: Path
 ) -> None:
+    """The previous site is the session's build (a build of its own proved nothing more)."""
     project = project_copy(tmp_path)
     site = project / "site"
-    first = mkdocs_build(site, config_dir=project)
-    assert first.returncode == 0, first.stderr
+    shutil.copytree(built_site, site)
     before = tree_digest(site)
 
     # Break the attention excerpt's hash: flip its last hex digit.
@@ -294,52 +289,36 @@ def test_the_test_builds_fail_when_a_build_imports_torch(tmp_path: Path) -> None
     assert "the build tried to import ['torch']" in result.stderr
 
 
-HOOK = """
-def on_page_content(html, page, config, files):
-    return html + '<p class="hook-marker">added by a hook</p>'
-"""
-
-
 def test_a_hook_that_changes_page_content_changes_every_page_on_cold_and_warm_builds(
-    built_site: Path, tmp_path: Path
+    copy_builds,
 ) -> None:
     """Math not in the store is typeset on a thread and the page's content replaced in on_env:
     that once dropped what a later plugin or hook had changed in the page, on the pages that
-    were not typeset before only (so a cold build lost it where a warm one kept it)."""
-    project = project_copy(tmp_path)
-    (project / "hook.py").write_text(HOOK)
-    config = project / "mkdocs.yml"
-    config.write_text(config.read_text() + "\nhooks:\n  - hook.py\n")
-    cache = tmp_path / "cache"  # the project's cache without its typeset pages: math to typeset
-    shutil.copytree(ROOT / ".cache", cache, ignore=shutil.ignore_patterns("katex", "memo_*"))
-    shutil.copy(ROOT / ".cache.key", tmp_path / "cache.key")
-    for run in ("cold", "warm"):
-        built = mkdocs_build(tmp_path / run, config_dir=project, ITM_CACHE_DIR=str(cache))
-        assert built.returncode == 0, built.stderr
-    pages = sorted((tmp_path / "cold").rglob("index.html"))
+    were not typeset before only (so a cold build lost it where a warm one kept it). The builds
+    are conftest's copy_builds: a project copy with a hook (HOOK), its cache without typeset
+    pages, built cold then warm."""
+    pages = sorted(copy_builds.cold.rglob("index.html"))
     assert len(pages) > 10
     assert [p for p in pages if "hook-marker" not in p.read_text(encoding="utf-8")] == []
-    assert tree_digest(tmp_path / "cold") == tree_digest(tmp_path / "warm")
+    assert tree_digest(copy_builds.cold) == tree_digest(copy_builds.warm)
 
 
-def test_a_build_that_typeset_pages_afresh_prunes_the_cache(
-    built_site: Path, tmp_path: Path
-) -> None:
+def test_a_build_that_typeset_pages_afresh_prunes_the_cache(copy_builds, tmp_path: Path) -> None:
     """A build that replays every page from the memo skips pruning (it stores nothing new), but
     one whose pages' HTML changed (here mkdocs.yml's permalink sign) stores each page typeset
-    afresh: 2.2 MB a build, and the cache grew without bound while every build replayed."""
-    project = project_copy(tmp_path)
-    cache = tmp_path / "cache"
-    shutil.copytree(ROOT / ".cache", cache)
-    shutil.copy(ROOT / ".cache.key", tmp_path / "cache.key")  # its entries stay trusted
-
-    def build_starts() -> list[float]:
-        result = mkdocs_build(project / "site", config_dir=project, ITM_CACHE_DIR=str(cache))
-        assert result.returncode == 0, result.stderr
-        return json.loads((cache / "builds.json").read_text())
-
-    build_starts()  # this copy's own memo
-    replayed = build_starts()  # everything replayed: not recorded, nothing pruned
+    afresh: 2.2 MB a build, and the cache grew without bound while every build replayed. The
+    first two builds are conftest's copy_builds (its own memo, then everything replayed: not
+    recorded, nothing pruned); this test's build is the third."""
+    project, builds = copy_builds.project, copy_builds.cache / "builds.json"
+    replayed = json.loads(builds.read_text())
     config = project / "mkdocs.yml"
-    config.write_text(config.read_text().replace("permalink: true", 'permalink: "#"'))
-    assert build_starts() != replayed  # its pages typeset afresh: recorded, and pruned
+    before = config.read_text()
+    config.write_text(before.replace("permalink: true", 'permalink: "#"'))
+    try:
+        result = mkdocs_build(
+            tmp_path / "site", config_dir=project, ITM_CACHE_DIR=str(copy_builds.cache)
+        )
+    finally:
+        config.write_text(before)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(builds.read_text()) != replayed  # typeset afresh: recorded, and pruned

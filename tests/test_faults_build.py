@@ -138,11 +138,17 @@ TAMPER = {
     "blobs-huge": ("sha256", _huge),
     "fonts-huge": ("font", _huge),
 }
-# Damage in different folders, several kinds per build (a build each would be slow for CI).
+# Damage in different folders, several kinds per build (a build each would be slow for CI): a
+# round damages each folder one way, and each folder must be named as discarded.
 ROUNDS = {
     "swapped-edited-truncated": ("figures-swapped", "excerpt-edited", "blob-truncated"),
-    "typeset-directory": ("typeset-garbage", "blob-is-a-directory"),
-    "garbage": ("figure-garbage", "readable-garbage", "font-garbage"),
+    "garbage-directory": (
+        "typeset-garbage",
+        "blob-is-a-directory",
+        "figure-garbage",
+        "readable-garbage",
+        "font-garbage",
+    ),
     "huge": (
         "figures-huge",
         "typeset-huge",
@@ -163,17 +169,11 @@ def _copy_cache(source: Path, target: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def read_cache(built_site, tmp_path_factory) -> tuple[Path, float]:
-    """A cache this very build has just read, and when that build started: the shared .cache/
-    holds entries of other tests' builds too, and prunes what recent builds did not use."""
-    from tests.conftest import TEST_SITE_URL
-
-    folder = tmp_path_factory.mktemp("read-cache")
-    cache = _copy_cache(ROOT / ".cache", folder / "cache")
-    started = time.time()
-    result = mkdocs_build(folder / "site", ITM_CACHE_DIR=str(cache), SITE_URL=TEST_SITE_URL)
-    assert result.returncode == 0, result.stderr
-    return cache, started
+def read_cache(cold_build) -> tuple[Path, float]:
+    """A cache filled by one build of this very site (conftest's cold_build, from an empty
+    cache), and when that build started: the shared .cache/ holds entries of other tests' builds
+    too, and prunes what recent builds did not use."""
+    return cold_build.cache, cold_build.started
 
 
 @pytest.mark.parametrize("round_", list(ROUNDS))

@@ -262,42 +262,50 @@ def test_equal_front_matter_gives_one_key_however_it_shares_values() -> None:
 
 @pytest.mark.slow
 def test_a_warm_build_replays_the_same_bytes_without_numpy_and_recomputes_after_any_change(
-    tmp_path: Path,
+    copy_builds, tmp_path: Path
 ) -> None:
-    """Build a copy of the project twice: the second build, with numpy, matplotlib and the
-    engine's other needs unimportable, gives the same bytes. Then change one input at a time (a
-    generator file, a site's block override, a setting): each change reaches the page."""
-    from tests.test_build import project_copy
-
-    project = project_copy(tmp_path)
-    cold = mkdocs_build(tmp_path / "cold", config_dir=project)
-    assert cold.returncode == 0, cold.stderr
-    warm = mkdocs_build(tmp_path / "warm", config_dir=project, blocked=("torch", "numpy"))
-    assert warm.returncode == 0, warm.stderr
-    assert tree_digest(tmp_path / "cold") == tree_digest(tmp_path / "warm")
-
-    def page(site: str, path: str) -> str:
-        return (tmp_path / site / path / "index.html").read_text(encoding="utf-8")
-
+    """A copy of the project built twice (conftest's copy_builds): the second build, with numpy,
+    matplotlib and the engine's other needs unimportable, gives the same bytes. Then change one
+    input at a time (a generator file, a site's block override, a setting) in that copy, whose
+    memo holds every page: each change reaches the page. The copy is restored afterwards (the
+    pruning test builds it too)."""
+    assert tree_digest(copy_builds.cold) == tree_digest(copy_builds.warm)
+    project = copy_builds.project
     registry = project / "generator" / "models" / "gpt2" / "family.toml"
-    registry.write_text(registry.read_text().replace("Transforms each", "Transforms every"))
-    assert "Transforms each token" in page("warm", "components/mlp")
-    assert mkdocs_build(tmp_path / "code", config_dir=project).returncode == 0
-    assert "Transforms every token" in page("code", "components/mlp")
-
     override = project / "overrides" / "itm" / "callsite.html"
-    override.parent.mkdir(parents=True, exist_ok=True)
-    override.write_text(
-        (ROOT / "generator" / "templates" / "callsite.html").read_text() + "memo-override-marker"
-    )
-    assert mkdocs_build(tmp_path / "override", config_dir=project).returncode == 0
-    assert "memo-override-marker" in page("override", "components/attention")
+    registry_text = registry.read_text()
+    assert not override.exists()
 
-    prompt = "The child reads a book near the stone bridge. The child reads a book near the"
-    built = mkdocs_build(tmp_path / "prompt", config_dir=project, ITM_FORWARD_PROMPT=prompt)
-    assert built.returncode == 0, built.stderr
-    assert f"<q>{prompt}</q>" in page("prompt", "forward-pass")
-    assert f"<q>{prompt}</q>" not in page("override", "forward-pass")
+    def build(site: str, **env: str) -> None:
+        built = mkdocs_build(
+            tmp_path / site, config_dir=project, ITM_CACHE_DIR=str(copy_builds.cache), **env
+        )
+        assert built.returncode == 0, built.stderr
+
+    def page(site: Path, path: str) -> str:
+        return (site / path / "index.html").read_text(encoding="utf-8")
+
+    try:
+        registry.write_text(registry_text.replace("Transforms each", "Transforms every"))
+        assert "Transforms each token" in page(copy_builds.warm, "components/mlp")
+        build("code")
+        assert "Transforms every token" in page(tmp_path / "code", "components/mlp")
+
+        override.parent.mkdir(parents=True, exist_ok=True)
+        override.write_text(
+            (ROOT / "generator" / "templates" / "callsite.html").read_text()
+            + "memo-override-marker"
+        )
+        build("override")
+        assert "memo-override-marker" in page(tmp_path / "override", "components/attention")
+
+        prompt = "The child reads a book near the stone bridge. The child reads a book near the"
+        build("prompt", ITM_FORWARD_PROMPT=prompt)
+        assert f"<q>{prompt}</q>" in page(tmp_path / "prompt", "forward-pass")
+        assert f"<q>{prompt}</q>" not in page(tmp_path / "override", "forward-pass")
+    finally:
+        registry.write_text(registry_text)
+        override.unlink(missing_ok=True)
 
 
 # `mkdocs build` during which an input changes back: once on_config has taken the fingerprint,
@@ -327,14 +335,14 @@ cli.main(args=sys.argv[1:], prog_name="mkdocs")
 def test_a_build_whose_inputs_change_while_it_runs_memoizes_nothing(tmp_path: Path) -> None:
     """A template edited, built, and undone while that build ran: the build read the undone
     template after taking the fingerprint of the edited one. It recorded its pages under that
-    fingerprint, so redoing the edit later replayed pages without it."""
+    fingerprint, so redoing the edit later replayed pages without it. (No build of the unedited
+    copy comes first: its memo, under another fingerprint, plays no part.)"""
     from tests.test_build import project_copy
 
     project = project_copy(tmp_path)
     template = project / "generator" / "templates" / "callsite.html"
     original = tmp_path / "callsite.orig"
     shutil.copy(template, original)
-    assert mkdocs_build(tmp_path / "first", config_dir=project).returncode == 0
 
     edited = original.read_text() + "memo-race-marker\n"
     template.write_text(edited)

@@ -593,6 +593,11 @@ CHART_TEXT = """async img => {
 }"""
 
 
+# How far each shown element matching a selector scrolls past its box (0: it fits).
+PAST_THE_EDGE = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null)
+  .map(e => e.scrollWidth - e.clientWidth)"""
+
+
 def test_charts_are_readable_on_a_phone_and_dark_in_dark_mode(browser, site_url: str) -> None:
     """On a 375 px phone a chart's smallest words are 9 px or more (the desktop drawing, shrunk,
     set them at about 5 px); in dark mode a chart is no bright white block."""
@@ -630,7 +635,8 @@ def test_charts_are_readable_on_a_phone_and_dark_in_dark_mode(browser, site_url:
 
 def test_the_notation_table_reads_in_lines_not_words_on_a_phone(browser, site_url: str) -> None:
     """At 375 px every meaning in the Notation table runs several words to a line (it was set
-    one word per line); the size columns scroll sideways in their focusable region."""
+    one word per line); the size columns scroll sideways in their focusable region, and the
+    symbol tables fit the screen (the large and XL columns started off-screen)."""
     context = browser.new_context(viewport={"width": 375, "height": 740})
     page = context.new_page()
     page.goto(site_url + "glossary/", wait_until="networkidle")
@@ -646,6 +652,9 @@ def test_the_notation_table_reads_in_lines_not_words_on_a_phone(browser, site_ur
     scrollers = page.locator(".itm-scroll:has(.itm-glossary)").all()  # one table per family
     assert len(scrollers) >= 2
     assert [s.get_attribute("tabindex") for s in scrollers] == ["0"] * len(scrollers)
+    # and they need no swipe: the large and XL columns started off-screen
+    over = page.evaluate(PAST_THE_EDGE, "article .itm-scroll:has(.itm-glossary)")
+    assert len(over) >= 2 and max(over) <= 1, over
     context.close()
 
 
@@ -737,7 +746,8 @@ def test_each_change_since_gpt2_says_why_with_papers_a_reader_can_look_up(
 ) -> None:
     """What changed since GPT-2 said what differs and what it costs, not why. Each change's
     section now gives the reason its paper gives, before the costs, and the papers as references
-    (authors, year, title, arXiv id) in text: no link to a host the site would load."""
+    (authors, year, title, arXiv id) in text: no link to a host the site would load. On a
+    375 px phone its cost tables (every size's tab) fit the screen."""
     import re
 
     from generator.models.llama.changes import CHANGES
@@ -754,6 +764,11 @@ def test_each_change_since_gpt2_says_why_with_papers_a_reader_can_look_up(
             assert re.fullmatch(rf".+ \(\d{{4}}\), .+, arXiv:{re.escape(paper.arxiv)}", ref), ref
             assert ref.startswith(f"{paper.authors} ({paper.year})"), ref
         assert found["why"] == f"Why. {change.why}", found  # the change's own, from its data
+    # every size's cost table fits the phone (the Change column started off-screen)
+    for tab in page.locator("article .itm-costs .tabbed-labels > label").all():
+        tab.click()
+        over = page.evaluate(PAST_THE_EDGE, "article .itm-costs .md-typeset__scrollwrap")
+        assert over and max(over) <= 1, (tab.inner_text(), over)
     context.close()
 
 
@@ -810,27 +825,18 @@ def test_the_walkthrough_keeps_the_readers_view_and_step_and_back_returns_a_step
         context.close()
 
 
-def test_on_a_phone_costs_notation_and_the_trained_grid_need_no_swipe_to_their_point(
+def test_on_a_phone_the_trained_grid_needs_no_swipe_to_its_point(
     browser, site_url: str, built_site
 ) -> None:
-    """At 375 px: What changed's cost tables (every size's tab) and the Notation page's symbol
-    tables fit the screen (the Change column and the large and XL columns started off-screen);
-    the trained head's softmax grid, wider than a phone, shows the key column its words name
-    beside the row labels (it started off-screen)."""
+    """At 375 px the trained head's softmax grid, wider than a phone, shows the key column its
+    words name beside the row labels (it started off-screen). What changed's cost tables and
+    the Notation page's symbol tables are checked at this width where those pages are loaded:
+    test_each_change_since_gpt2_says_why_with_papers_a_reader_can_look_up and
+    test_the_notation_table_reads_in_lines_not_words_on_a_phone."""
     import json
 
     context = browser.new_context(viewport={"width": 375, "height": 740})
     page = context.new_page()
-    page.goto(site_url + "what-changed/", wait_until="networkidle")
-    scrolls = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null)
-      .map(e => e.scrollWidth - e.clientWidth)"""
-    for tab in page.locator("article .itm-costs .tabbed-labels > label").all():
-        tab.click()
-        over = page.evaluate(scrolls, "article .itm-costs .md-typeset__scrollwrap")
-        assert over and max(over) <= 1, (tab.inner_text(), over)
-    page.goto(site_url + "glossary/", wait_until="networkidle")
-    over = page.evaluate(scrolls, "article .itm-scroll:has(.itm-glossary)")
-    assert len(over) >= 2 and max(over) <= 1, over
     page.goto(site_url + WALKTHROUGH + "#step-5", wait_until="networkidle")
     page.wait_for_selector(READY, state="attached")
     data = json.loads((built_site / "assets/walkthrough/trained.json").read_text(encoding="utf-8"))
