@@ -270,7 +270,7 @@ def test_an_inconsistent_llama_row_is_refused_in_its_own_names(change, field) ->
 def test_an_inconsistent_frontier_row_is_refused_in_its_own_names(
     module, size, change, field
 ) -> None:
-    """A row of a frontier family's sizes.py is written in transformers' names; its refusal named
+    """A row of a frontier family's sizes.toml is written in transformers' names; its refusal named
     the spec's instead (experts.top_k, latent.kv_rank, first_dense), fields the file lacks."""
     import importlib
 

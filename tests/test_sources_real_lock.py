@@ -289,7 +289,7 @@ def test_every_field_of_a_llama_size_row_is_checked(excerpts, monkeypatch, name:
     attention_bias and mlp_bias True published 7,243,108,352 parameters, a Llama 2 sliding_window
     of 4096 reached the notation table. Now each field of each row, changed, stops the build
     naming the row and the field: checked against the pinned lines, or, where they declare
-    none, held to the one value the family models then (refused in sizes.py)."""
+    none, held to the one value the family models then (refused in sizes.toml)."""
     from generator.models.llama import sizes
 
     texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}

@@ -9,11 +9,12 @@
     weights.py     random weights of any size
     family.py      Family: a family's sizes, words, registry and map, made from its folder
     family_file.py the schema of a folder's family.toml, read and checked
+    sizes_file.py  the schema of a folder's sizes.toml (transformers config defaults), read
     ops.py         the numpy ops the decoder is built from (norms, activations, RoPE, attention)
     checkpoint.py  a weight dict checked against a size's tensors; token ids checked
     cache.py       the KV cache layout
-    <family>/      family.toml (words, map, components), sizes.py; names.py where its tensor
-                   names are not GPT-2's
+    <family>/      family.toml (words, map, components), sizes.py (and sizes.toml, its rows
+                   of config defaults); names.py where its tensor names are not GPT-2's
 
 Importing this package imports no numpy (generator.config imports it on every build).
 """

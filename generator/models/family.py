@@ -2,9 +2,9 @@
 its map. Everything else (tensors, engine, accounting) is shared code reading the spec.
 
 Each family folder (generator/models/<family>/) holds its declarative part in family.toml (read
-by generator/models/family_file.py) and its sizes in sizes.py; Family.from_folder makes the
-`Family`, and generator/models/__init__.py registers each. Importing a family imports no numpy:
-the shared decoder is imported when a forward pass first runs.
+by generator/models/family_file.py) and its sizes in sizes.py (their rows in sizes.toml, where it
+has one); Family.from_folder makes the `Family`, and generator/models/__init__.py registers each.
+Importing a family imports no numpy: the shared decoder is imported when a forward pass first runs.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 
 from generator.errors import InputError
 from generator.models.config import Experts, Latent, Yarn
-from generator.models.pinned_defaults import Defaults
+from generator.models.pinned_defaults import Defaults, Value
 
 
 class RowReader:
@@ -23,8 +23,16 @@ class RowReader:
             f"size {self.name!r}: {key} {what}", file=self.file, entry=f"{self.name}.{key}", fix=fix
         )
 
+    def value(self, key: str) -> Value:
+        """The row's value of `key`, which it must hold (a KeyError was a traceback)."""
+        if key not in self.row.fields:
+            raise self.refuse(
+                key, "is missing", f"write transformers' default of {key} (in unset if None)"
+            )
+        return self.row.fields[key]
+
     def number(self, key: str, kind: type[int] | type[float]) -> int | float:
-        value = self.row.fields[key]
+        value = self.value(key)
         if isinstance(value, bool) or not isinstance(value, int | float) or not isfinite(value):
             raise self.refuse(
                 key, f"is {value!r}, not a number", "write the number transformers sets"
@@ -37,7 +45,7 @@ class RowReader:
         return int(self.number(key, int))
 
     def flag(self, key: str) -> bool:
-        value = self.row.fields[key]
+        value = self.value(key)
         if not isinstance(value, bool):  # bool() made True of inf, "no" or [0]
             raise self.refuse(key, f"is {value!r}, not True or False", "write True or False")
         return value

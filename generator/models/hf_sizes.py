@@ -7,8 +7,9 @@ names: what no config field says). `Table.sizes()` turns each row into a ModelCo
 calls `Table.check_pinned()` with the verified text of the pinned excerpts, and every field of a
 row must equal the value the pinned lines declare, or, for a field they do not declare, the one
 value the family models without it (`when_undeclared`); a field neither covers is refused, so no
-value of a table reaches a page unchecked. A row is read by hf_reader.py; what the pinned lines
-declare, by pinned_defaults.py.
+value of a table reaches a page unchecked. The rows are written in the family's sizes.toml
+(sizes_file.py); a row is read by hf_reader.py; what the pinned lines declare, by
+pinned_defaults.py.
 """
 
 from __future__ import annotations
