@@ -148,6 +148,8 @@ def test_sizes_are_the_transformers_config_defaults(name: str) -> None:
             assert config.rope_parameters["rope_theta"] == value
         elif field == "num_key_value_heads" and value is None:
             assert config.num_key_value_heads == config.num_attention_heads  # None: as many
+        elif field == "head_dim" and value is None:  # None: the width shared among the heads
+            assert config.head_dim == config.hidden_size // config.num_attention_heads
         elif field in ("attention_bias", "mlp_bias") and not hasattr(config, field):
             assert value is False and not has_biases  # Mistral's projections have none
         else:

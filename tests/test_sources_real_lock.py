@@ -274,6 +274,26 @@ def test_the_llama_sizes_are_the_pinned_config_lines(excerpts, monkeypatch) -> N
         sizes.check_pinned({}, file="sources/lock.toml")
 
 
+@pytest.mark.parametrize("field", ["sliding_window", "num_key_value_heads"])
+def test_a_field_the_pinned_lines_declare_cannot_be_left_out_of_a_row(
+    excerpts, monkeypatch, field: str
+) -> None:
+    """A field a row leaves out is read as None: Mistral without its sliding_window line would
+    have been published with no window, without num_key_value_heads as multi-head attention."""
+    from generator.errors import InputError
+    from generator.models.llama import sizes
+
+    texts = {excerpt_id: excerpt.text for excerpt_id, excerpt in excerpts.items()}
+    row = sizes.DEFAULTS["mistral-7b-v0.1"]
+    left_out = {k: v for k, v in row.fields.items() if k != field}
+    monkeypatch.setitem(
+        sizes.DEFAULTS, row_name := "mistral-7b-v0.1", dataclasses.replace(row, fields=left_out)
+    )
+    with pytest.raises(InputError) as caught:
+        sizes.check_pinned(texts, file="sources/lock.toml")
+    assert caught.value.entry == f"{row_name}.{field}" and "leaves out" in caught.value.problem
+
+
 def another(value: int | float | bool | None) -> int | float | bool:
     """A value of the kind a size row holds, other than `value`: a window for None."""
     if value is None:

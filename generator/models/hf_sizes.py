@@ -64,6 +64,10 @@ def in_transformers_names(text: str, fields: Collection[str] = ()) -> str:
     return re.sub(pattern, lambda m: names[m.group(1)], text)
 
 
+# every field some family's row writes: the fields the site reads from a transformers config
+ROW_FIELDS: set[str] = set()
+
+
 @dataclass(frozen=True)
 class Table:
     """A family's sizes as transformers config rows, and what the family fixes besides."""
@@ -84,6 +88,10 @@ class Table:
     # code a pinned excerpt must hold verbatim, for what the family computes from a rule rather
     # than a value (gpt-oss's alternating layer_types): what -> (excerpt id, the code)
     rules: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for row in self.rows.values():
+            ROW_FIELDS.update(row.fields)
 
     def sizes(self) -> dict[str, ModelConfig]:
         return {name: self.spec(name, row) for name, row in self.rows.items()}
@@ -137,6 +145,14 @@ class Table:
                     pinned[key] = declared[there]
             for key, value in row.fields.items():
                 self._check_field(name, row, key, value, pinned, file)
+            for key in sorted((ROW_FIELDS & pinned.keys()) - row.fields.keys()):
+                raise InputError(  # a field left out is read as None (no window, no GQA)
+                    f"size {name!r}: {row.config_class}'s pinned lines give {key} ="
+                    f" {pinned[key]!r}, which the row leaves out",
+                    file=self.file,
+                    entry=f"{name}.{key}",
+                    fix=f"write {key} in the row as the pinned lines give it (in unset if None)",
+                )
         for what, (pin, code) in self.rules.items():
             if code not in texts[pin]:
                 raise InputError(
