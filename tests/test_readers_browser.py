@@ -49,6 +49,22 @@ def test_search_loads_only_when_the_reader_reaches_for_it(browser, site_url: str
     page.context.close()
 
 
+def test_search_loads_after_an_instant_navigation_to_a_deeper_page(browser, site_url: str) -> None:
+    """Search first reached for after an instant navigation from the home page to a page two
+    folders down still starts its worker (its URL was resolved against the new address: 404)."""
+    page, record = open_page(browser, site_url)
+    failed: list[str] = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.status} {r.url}"))
+    page.evaluate("window.notReloaded = true")
+    page.locator("a[href$='components/attention/']").filter(visible=True).first.click()
+    page.wait_for_url("**/components/attention/")
+    assert page.evaluate("window.notReloaded === true")  # an instant navigation, not a load
+    hits = search(page, "LayerNorm")
+    assert any("components/layernorm/" in h for h in hits), hits
+    assert failed == [] and record["errors"] == []
+    page.context.close()
+
+
 def test_math_is_typeset_in_the_html_and_no_math_script_runs(browser, site_url: str) -> None:
     """With JavaScript off the attention page shows KaTeX's output, not TeX; with it on, no
     KaTeX script is requested, and hovering a formula symbol still lights its diagram box."""
