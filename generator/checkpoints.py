@@ -6,8 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from generator.data_file import read_data
+import msgspec
+
+from generator.data_file import convert, read_data
 from generator.errors import InputError
 
 PINS_FILE = "sources/checkpoints.toml"
@@ -46,9 +49,36 @@ class CheckpointPin:
         return f"{self.repo} @ {self.revision[:12]}"
 
 
+class PinsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The pins file's keys (a misspelt one was ignored); each table is checked by its reader."""
+
+    version: Literal[1] = 1
+    checkpoints: object = None
+    artifacts: object = None
+
+
+class CheckpointTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A [checkpoints.KEY] table's keys and types (what is missing: _pin says)."""
+
+    repo: str = ""
+    revision: str = ""
+    model: str = ""
+    license: str = ""
+    env: str = ""
+    files: dict[str, object] = {}
+
+
+class FileTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    size: int = -1
+    sha256: str = ""
+
+
 def read_pins_file(path: Path) -> dict[str, object]:
-    """The pins file as TOML: a regular file of at most MAX_PINS_BYTES, else an InputError."""
-    return read_data(path, dict[str, object], fix=RESTORE, max_bytes=MAX_PINS_BYTES)
+    """The pins file as TOML: a regular file of at most MAX_PINS_BYTES with only the keys
+    PinsFile names, else an InputError."""
+    data = read_data(path, dict[str, object], fix=RESTORE, max_bytes=MAX_PINS_BYTES)
+    convert(data, PinsFile, file=str(path), fix=RESTORE)
+    return data
 
 
 def load_checkpoint_pins(path: Path) -> dict[str, CheckpointPin]:
@@ -80,6 +110,11 @@ def checkpoint_pin(path: Path, key: str) -> CheckpointPin:
 
 
 def _pin(key: str, table: dict, where: str) -> CheckpointPin:
+    entry = f"checkpoints.{key}"
+    convert(table, CheckpointTable, file=where, fix=RESTORE, entry=entry)
+    for name, spec in (table.get("files") or {}).items():
+        convert(spec, FileTable, file=where, fix=RESTORE, entry=f"{entry}.files.{name}")
+
     def text(field: str) -> str:
         value = table.get(field)
         if not isinstance(value, str) or not value:

@@ -495,6 +495,37 @@ def test_a_pins_file_without_gpt2s_table_is_an_input_error(tmp_path: Path, text:
     assert str(path) in str(caught.value) and "checkpoints" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("edit", "entry"),
+    [
+        (lambda t: "zzunknown = 1\n" + t, None),
+        (lambda t: t.replace("version = 1", 'version = "banana"'), "version"),
+        (lambda t: t.replace("revision = ", 'revison = "x"\nrevision = ', 1), "checkpoints.gpt2"),
+        (
+            lambda t: t.replace("size = 548105171", 'size = 548105171\nsha265 = "x"'),
+            "checkpoints.gpt2.files.model.safetensors",
+        ),
+        (
+            lambda t: t.replace("[artifacts.standin]", '[artifacts.standin]\nfiel = "x"'),
+            "artifacts.standin",
+        ),
+    ],
+)
+def test_a_misspelt_key_in_the_pins_file_is_named(tmp_path: Path, edit, entry) -> None:
+    """The reviewer's `revison`, `sha265`, `zzunknown` and `version = "banana"` built with exit
+    0, the misspelt key ignored: the pins file's tables are typed (msgspec), unknown keys refused."""
+    from generator.checkpoints import load_checkpoint_pins
+    from generator.forward.artifact import load_pin
+
+    root = standin_root(tmp_path)
+    path = root / "sources" / "checkpoints.toml"
+    path.write_text(edit((ROOT / "sources" / "checkpoints.toml").read_text()), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_checkpoint_pins(path)
+        load_pin(root, "standin")
+    assert caught.value.entry == entry and str(path) == caught.value.file
+
+
 @pytest.mark.parametrize("text", ["artifacts = 3\n", "[artifacts]\nstandin = 'x'\n"])
 def test_a_pins_file_whose_artifacts_are_not_tables_is_an_input_error(
     tmp_path: Path, text: str

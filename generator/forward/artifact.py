@@ -13,11 +13,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from generator.checked_io import read_input, write_output
-from generator.checkpoints import PINS_FILE, read_pins_file
+from generator.checkpoints import PINS_FILE, RESTORE, read_pins_file
+from generator.data_file import convert
 from generator.errors import InputError
 
 HEX = re.compile(r"[0-9a-f]{64}")
+
+
+class ArtifactTable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An [artifacts.KEY] table's keys (a misspelt one was ignored; what is missing: load_pin)."""
+
+    file: object = None
+    size: object = None
+    sha256: object = None
+    made_by: object = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ def load_pin(root: Path, key: str) -> ArtifactPin:
         raise InputError(
             f"no [artifacts.{key}] table", file=where, fix="restore the table from git"
         )
+    convert(table, ArtifactTable, file=where, fix=RESTORE, entry=f"artifacts.{key}")
     file, size, sha, made_by = (table.get(f) for f in ("file", "size", "sha256", "made_by"))
     if not (
         isinstance(file, str)
