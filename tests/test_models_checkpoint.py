@@ -16,7 +16,7 @@ from generator.engine.decode import decode_step as gpt2_decode_step
 from generator.errors import InputError
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
-from generator.models.decoder import decode_step as llama_decode_step
+from generator.models.decode import decode_step as llama_decode_step
 from generator.models.decoder import forward as llama_forward
 from generator.models.llama.names import NAMES as LLAMA_NAMES
 from generator.models.weights import random_weights as llama_random_weights

@@ -24,7 +24,8 @@ from generator.engine.model import forward as traced_forward  # noqa: E402
 from generator.errors import InputError  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
-from generator.models.decoder import decode_step, forward  # noqa: E402
+from generator.models.decode import decode_step  # noqa: E402
+from generator.models.decoder import forward  # noqa: E402
 from generator.models.family import Family  # noqa: E402
 from generator.models.names import TensorNames  # noqa: E402
 from generator.models.weights import random_weights  # noqa: E402

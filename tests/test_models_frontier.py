@@ -20,9 +20,10 @@ pytest.importorskip("transformers")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import DynamicCache  # noqa: E402
 
-from generator import accounting  # noqa: E402
+from generator import accounting, decoding  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
-from generator.models.decoder import decode_step, forward  # noqa: E402
+from generator.models.decode import decode_step  # noqa: E402
+from generator.models.decoder import forward  # noqa: E402
 from generator.models.weights import random_weights  # noqa: E402
 from generator.render.number_tables import describe, overview  # noqa: E402
 from tests.frontier_helpers import CLASSES, hf_config, hf_logits, hf_model, tiny  # noqa: E402
@@ -76,7 +77,7 @@ def test_cached_decoding_equals_transformers_cache_step_by_step(cfg) -> None:
         assert np.abs(mine - their).max() < ATOL
     held = sum(layer.keys.numel() + layer.values.numel() for layer in hf_cache.layers)
     assert cache is not None and cache.values == held
-    rows = {r.key: r.value for r in accounting.kv_cache_rows(cfg, len(ids))}
+    rows = {r.key: r.value for r in decoding.kv_cache_rows(cfg, len(ids))}
     assert rows["context.values"] == held
 
 
@@ -162,7 +163,7 @@ def test_a_decoding_step_equals_the_flop_counter(cfg) -> None:
         cache = model(torch.as_tensor(ids[:-1])[None, :], cache=cache, use_cache=True).cache
         with FlopCounterMode(display=False) as counter:
             model(torch.as_tensor(ids[-1:])[None, :], cache=cache, use_cache=True)
-    assert counter.get_total_flops() == accounting.decode_flops(cfg, t, cached=True)
+    assert counter.get_total_flops() == decoding.decode_flops(cfg, t, cached=True)
 
 
 @pytest.mark.parametrize(
@@ -278,7 +279,7 @@ def test_the_cache_crossover_of_latent_attention_is_where_transformers_reading_p
             reading += counts[f"{attn}.kv_b_proj"] - new_row  # the cached latents read out
         return reading, counter.get_total_flops() - reading
 
-    t = accounting.cache_crossover(cfg)
+    t = decoding.cache_crossover(cfg)
     assert t is not None and t <= cfg.n_ctx
     reading, rest = reading_and_rest(t)
     assert reading > rest
@@ -299,4 +300,4 @@ def test_the_caches_that_outweigh_the_weights_are_the_caches_transformers_holds(
         cache = model(torch.as_tensor(ids)[None, :], cache=cache, use_cache=True).cache
     held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
     params = sum(p.numel() for p in model.parameters())
-    assert accounting.cache_outweighs_weights(cfg) == params // held + 1
+    assert decoding.cache_outweighs_weights(cfg) == params // held + 1

@@ -20,11 +20,12 @@ pytestmark = pytest.mark.slow  # runs torch / transformers
 
 from transformers import DynamicCache  # noqa: E402
 
-from generator import accounting  # noqa: E402
+from generator import decoding  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.cache import bytes_per_token  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
-from generator.models.decoder import decode_step, forward  # noqa: E402
+from generator.models.decode import decode_step  # noqa: E402
+from generator.models.decoder import forward  # noqa: E402
 from generator.models.llama.names import NAMES as LLAMA_NAMES  # noqa: E402
 from generator.models.weights import random_weights  # noqa: E402
 from tests.llama_helpers import (  # noqa: E402
@@ -196,7 +197,7 @@ def test_cached_decoding_equals_transformers_cache_and_the_full_forward(name: st
         assert cache.layers[layer].shape == (2, *keys.shape)
         np.testing.assert_allclose(cache.layers[layer][0], keys, rtol=0, atol=1e-13)
         np.testing.assert_allclose(cache.layers[layer][1], values, rtol=0, atol=1e-13)
-    held = {r.key: r.value for r in accounting.kv_cache_rows(cfg, bounds[-1])}
+    held = {r.key: r.value for r in decoding.kv_cache_rows(cfg, bounds[-1])}
     assert held["context.values"] == cache.values
 
 

@@ -5,7 +5,7 @@
     tensors.py     every tensor of a size, from its spec and names
     counts.py      the parameter rows of any spec (flop_counts.py: its FLOP rows;
                    layer_kinds.py: which layers are alike)
-    decoder.py     the one numpy forward pass and cached decoding
+    decoder.py     the one numpy forward pass (decode.py: cached decoding, a step at a time)
     weights.py     random weights of any size
     family.py      Family: a family's sizes, words, registry and map, made from its folder
     family_file.py the schema of a folder's family.toml, read and checked

@@ -14,8 +14,8 @@ pre-norm decoder (tests compare each in float64). GPT-2's pages trace its own en
 
 forward() reads nd new tokens after the positions `past` has seen (the KV cache, cache.py, which
 keeps only the last W − 1 positions of a layer with a window of W): with no past it is the whole
-sequence's forward pass. Shapes: d = d_model, h, h_kv heads, dh = d_head,
-V = vocab_size, nd new positions, ns = ns_past + nd positions seen.
+sequence's forward pass (decode.py's decode_step grows the cache with it). Shapes: d = d_model,
+h, h_kv heads, dh = d_head, V = vocab_size, nd new positions, ns = ns_past + nd positions seen.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from generator.models.cache import KVCache, keep_window
+from generator.models.cache import KVCache
 from generator.models.checkpoint import Weights, cast, check_token_ids, check_weights, sub_weights
 from generator.models.config import ModelConfig
 from generator.models.experts import experts_forward, route
@@ -271,44 +271,4 @@ def forward(
         sin=sin,
         attention=traces,
         residual=residual,
-    )
-
-
-@dataclass
-class Step:
-    """One decoding step: the new tokens' logits, what they added to the cache, and the cache."""
-
-    token_ids: np.ndarray  # [nd] the tokens this step read
-    positions: np.ndarray  # [nd] their positions: ns_past … ns − 1
-    logits: np.ndarray  # [nd, V]: row i predicts the token after position positions[i]
-    present: list[np.ndarray]  # per layer [2, n_kv_head, nd, d_head]: the new keys and values
-    cache: KVCache  # the cache the next step reads
-
-
-def decode_step(
-    weights: Weights,
-    cfg: ModelConfig,
-    token_ids: np.ndarray,
-    cache: KVCache | None = None,
-    dtype: np.dtype | type = np.float64,
-) -> Step:
-    """Run the nd new tokens token_ids [nd] through the model, reading and growing the cache.
-
-    With no cache this is the prompt's forward pass (the "prefill"); after it, one token per
-    step is enough, since every earlier position's keys and values are cached. The cache keeps
-    n_kv_head heads, not n_head: grouped-query attention's saving is there; a layer with a window
-    keeps only its last W − 1 positions.
-    """
-    cache = KVCache.empty(cfg, dtype) if cache is None else cache
-    trace = forward(weights, cfg, token_ids, dtype, past=cache)
-    layers = [
-        keep_window(cfg, i, np.concatenate([np.asarray(old, dtype=dtype), new], axis=-2))
-        for i, (old, new) in enumerate(zip(cache.layers, trace.present, strict=True))
-    ]
-    return Step(
-        token_ids=trace.token_ids,
-        positions=trace.positions,
-        logits=trace.logits,
-        present=trace.present,
-        cache=KVCache(layers, cache.seen + len(trace.token_ids)),
     )

@@ -14,7 +14,6 @@ reads it (offline, from the archive just cached) before anything is written.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from generator.sources.commands.context import (
 from generator.sources.fetch import FetchError, Http, NetSettings
 from generator.sources.lockschema import Lock, Mirror, Pin
 from generator.sources.lockwrite import write_lock
+from generator.sources.mirror_window import MAX_WINDOW, parse_window, scan_window
 from generator.sources.placement import Placement, find_pins
 from generator.sources.pypi import (
     MirrorError,
@@ -43,7 +43,6 @@ from generator.sources.pypi import (
     archive_names,
     download,
     index_files,
-    kind_rank,
     project_url,
     releases,
 )
@@ -51,7 +50,6 @@ from generator.sources.ranges import Range, format_ranges
 from generator.sources.resolve import Resolver
 from generator.store import Store
 
-MAX_WINDOW = 40  # releases one --window may download
 NOTE = "found by `itm mirror add`"
 _SPEC = re.compile(r"(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
 
@@ -139,21 +137,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
             fix='name one release: "transformers==5.14.1"',
         )
     return match["package"], match["version"]
-
-
-def parse_window(text: str) -> tuple[Version, Version]:
-    """ "5.10.0..5.16.0" -> the two versions, first not after last."""
-    first, sep, last = text.partition("..")
-    bounds: tuple[Version, Version] | None = None
-    with contextlib.suppress(InvalidVersion):
-        bounds = (Version(first.strip()), Version(last.strip()))
-    if not sep or bounds is None or bounds[0] > bounds[1]:
-        raise InputError(
-            f"cannot read the window {text!r}",
-            entry="--window",
-            fix="write two versions, the older first: --window 5.10.0..5.16.0",
-        )
-    return bounds
 
 
 def pick_archive(
@@ -257,56 +240,6 @@ def readable(lock: Lock, found: dict[str, Placement], cache_dir: Path) -> set[st
             continue
         read.add(pin_id)
     return read
-
-
-def scan_window(
-    http: Http,
-    cache: Store,
-    base: str,
-    listed: list[dict[str, Any]],
-    chosen: Release,
-    window: tuple[Version, Version],
-    pins: list[Pin],
-    texts: dict[str, str],
-) -> None:
-    """Report, for each pin, which releases of the window carry its lines (an archive of the
-    same kind as the one chosen, each downloaded with its deadline and checked by its hash)."""
-    low, high = window
-    kind = kind_rank(chosen.filename)
-    inside = sorted(v for v in releases(listed, chosen.package) if low <= v <= high)
-    if len(inside) > MAX_WINDOW:
-        raise InputError(
-            f"the window {low}..{high} holds {len(inside)} releases, more than {MAX_WINDOW}",
-            entry="--window",
-            fix="narrow the window",
-        )
-    carried: dict[str, list[str]] = {pin.id: [] for pin in pins}
-    unread: list[str] = []
-    for version in inside:
-        archives = releases(listed, chosen.package)[version]
-        release = next((r for r in archives if kind_rank(r.filename) == kind), archives[0])
-        try:
-            archive = download(http, cache, project_url(base, release.package), release.entry, None)
-            found = find_pins(archive, release.filename, pins, texts)
-        except (FetchError, MirrorError) as error:
-            unread.append(f"{version} ({getattr(error, 'reason', error)})")
-            continue
-        for pin_id in found:
-            carried[pin_id].append(str(version))
-    print(f"window {chosen.package} {low}..{high}: {len(inside)} releases")
-    for pin in pins:
-        have = carried[pin.id]
-        missing = [str(v) for v in inside if str(v) not in have and not _unread(unread, v)]
-        print(
-            f"  {pin.id:<32} carried by {', '.join(have) or 'none'}"
-            + (f"; not by {', '.join(missing)}" if missing else "")
-        )
-    for note in unread:
-        print(f"  not read: {note}")
-
-
-def _unread(unread: list[str], version: Version) -> bool:
-    return any(note.startswith(f"{version} (") for note in unread)
 
 
 def _listing(http: Http, base: str, package: str, lock: Lock) -> list[dict[str, Any]]:
