@@ -25,6 +25,7 @@ import asyncio
 import concurrent.futures
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from tests.axe_helpers import AXE_RUN, axe_arguments, axe_source, violations
 from tests.browser_helpers import SETTLED, off_site
@@ -68,12 +69,26 @@ WIDE_MATH = """[...document.querySelectorAll('article div.arithmatex')]
   .map(e => e.textContent.trim().slice(0, 40))"""
 
 
-async def refuse_scripts(route) -> None:
+def reached(url: str, args: Sequence[str]) -> str:
+    """`url` where Chromium reaches it: with the --host-resolver-rules MAP of its host applied
+    (a site tested at its public address is served on 127.0.0.1). route.fetch() runs in
+    Playwright's own process, which never sees Chromium's rules, and would fetch the public
+    address: the live site, not the one under test."""
+    parts = urlsplit(url)
+    for arg in args:
+        if arg.startswith("--host-resolver-rules=MAP "):
+            _, host, target = arg.split("=", 1)[1].split()
+            if parts.hostname == host:
+                return urlunsplit(parts._replace(netloc=target))
+    return url
+
+
+async def refuse_scripts(route, args: Sequence[str]) -> None:
     """Serve a page with a policy that lets none of its scripts run."""
     if route.request.resource_type != "document":
         await route.continue_()
         return
-    response = await route.fetch()
+    response = await route.fetch(url=reached(route.request.url, args))
     headers = {**response.headers, "content-security-policy": NO_SCRIPTS}
     await route.fulfill(response=response, headers=headers)
 
@@ -89,10 +104,12 @@ async def _sweep(
         browser = await playwright.chromium.launch(executable_path=chromium_path(), args=args)
         height = 800 if setup.width > 500 else 740
         context = await browser.new_context(
-            viewport={"width": setup.width, "height": height}, color_scheme=setup.scheme
+            viewport={"width": setup.width, "height": height},
+            color_scheme=setup.scheme,
+            ignore_https_errors="--ignore-certificate-errors" in args,  # for route.fetch()
         )
         if not setup.scripts:
-            await context.route("**/*", refuse_scripts)
+            await context.route("**/*", lambda route: refuse_scripts(route, args))
 
         async def one(docs_path: str) -> list[str]:
             async with slots:
