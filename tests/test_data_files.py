@@ -111,6 +111,15 @@ def test_a_difference_names_only_numbers_the_code_measures(tmp_path: Path) -> No
     assert error.entry == "differences[1].text" and "'gelu_gpa'" in error.problem
 
 
+def test_an_unknown_placeholder_names_the_step_it_is_written_in() -> None:
+    """It named only the placeholder: a writer had to search steps.toml for it."""
+    with pytest.raises(InputError) as caught:
+        steps.fill("width [[dh]], then [[nope]]", {"dh": "4"}, "attention.steps[2].text")
+    error = caught.value
+    assert error.entry == "attention.steps[2].text" and "[[nope]]" in error.problem
+    assert error.file.endswith("steps.toml") and "dh" in (error.fix or "")
+
+
 def test_a_step_shows_only_matrices_its_walkthrough_has(tmp_path: Path) -> None:
     data = tomllib.loads(steps.STEPS_FILE.read_text("utf-8"))
     data["rotary"]["steps"][1]["matrices"] = ["angles", "scores"]  # the attention's, not RoPE's

@@ -139,7 +139,7 @@ class WalkthroughMacros(WalkthroughPage):
                         index,
                         step,
                         data,
-                        fill(step.text, self.fields),
+                        fill(step.text, self.fields, f"attention.steps[{index - 1}].text"),
                         self.engine_file,
                         real_heads=self._real_heads() if step.key == "softmax" else None,
                         trained=Markup(self.trained_text.get(step.key, "")),  # Markdown, ours

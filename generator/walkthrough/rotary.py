@@ -110,8 +110,8 @@ def steps(cfg: ModelConfig) -> tuple[Step, ...]:
         "base": fmt_int(round(cfg.rope_theta)),
     }
     return tuple(
-        msgspec.structs.replace(step, text=fill(step.text, fields))
-        for step in WALKTHROUGHS.rotary.steps
+        msgspec.structs.replace(step, text=fill(step.text, fields, f"rotary.steps[{i}].text"))
+        for i, step in enumerate(WALKTHROUGHS.rotary.steps)
     )
 
 

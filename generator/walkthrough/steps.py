@@ -118,8 +118,9 @@ def text_fields(toy: ModelConfig, n_tokens: int, gpt2: ModelConfig) -> dict[str,
     }
 
 
-def fill(text: str, fields: dict[str, str]) -> str:
-    """Replace each [[name]] with fields[name]; an unknown name is an error, not a blank."""
+def fill(text: str, fields: dict[str, str], entry: str) -> str:
+    """Replace each [[name]] with fields[name]; an unknown name is an error naming `entry` (the
+    step's text in steps.toml), not a blank."""
 
     def value(match: re.Match) -> str:
         name = match.group(1)
@@ -127,7 +128,7 @@ def fill(text: str, fields: dict[str, str]) -> str:
             raise InputError(
                 f"unknown placeholder [[{name}]]",
                 file=str(STEPS_FILE),
-                entry=name,
+                entry=entry,
                 fix="use one of: " + ", ".join(sorted(fields)),
             )
         return fields[name]
