@@ -26,6 +26,7 @@ from generator.settings import Settings
 from generator.sources.clones import check_clones
 from generator.sources.commands.context import (
     add_lock_options,
+    chosen_pins,
     git_dirs,
     lock_of,
     say,
@@ -83,13 +84,12 @@ def run_add(args: argparse.Namespace) -> int:
     site = site_of(args)
     lock = lock_of(site)
     settings = settings_of(site)
-    pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
-    if not pins:
-        raise InputError(
-            "the lock lists no excerpts: there is nothing to look for",
-            file=lock.display,
-            fix="pin one first (`itm pin ... --trusted-file FILE` reads a file of the archive)",
-        )
+    pins = chosen_pins(
+        lock,
+        args.id,
+        nothing="look for",
+        fix="pin one first (`itm pin ... --trusted-file FILE` reads a file of the archive)",
+    )
     if settings.offline:
         raise InputError(
             "`itm mirror add` reads the package index, and the site is set offline",

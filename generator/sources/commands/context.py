@@ -15,7 +15,7 @@ from generator.sources.clones import GIT_DIRS_SETTING, check_clones
 from generator.sources.forges import valid_name
 from generator.sources.locate import SiteLock, find_lock
 from generator.sources.lock import load_lock
-from generator.sources.lockschema import Lock
+from generator.sources.lockschema import Lock, Pin
 from generator.sources.resolve import Resolver, SourceOptions
 
 
@@ -74,6 +74,19 @@ def site_of(args: argparse.Namespace) -> SiteLock:
 def lock_of(site: SiteLock) -> Lock:
     """The site's lock, loaded and checked (messages name it from the site's folder)."""
     return load_lock(site.path, root=site.root if site.in_site else None)
+
+
+def chosen_pins(lock: Lock, ids: list[str] | None, *, nothing: str, fix: str) -> list[Pin]:
+    """The pins `ids` names (every pin of the lock when none), or an InputError when the lock
+    lists none: a command with no excerpt to work on says so instead of doing nothing."""
+    pins = [lock.pin(i) for i in ids] if ids else list(lock.pins)
+    if not pins:
+        raise InputError(
+            f"the lock lists no excerpts: there is nothing to {nothing}",
+            file=lock.display,
+            fix=fix,
+        )
+    return pins
 
 
 def settings_of(site: SiteLock) -> Settings:

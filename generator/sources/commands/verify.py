@@ -8,7 +8,13 @@ import argparse
 from dataclasses import replace
 
 from generator.errors import InputError
-from generator.sources.commands.context import add_lock_options, lock_of, resolver_for, site_of
+from generator.sources.commands.context import (
+    add_lock_options,
+    chosen_pins,
+    lock_of,
+    resolver_for,
+    site_of,
+)
 from generator.sources.commands.evidence import file_entry, record_proofs
 from generator.sources.forges import WEB_FORGES, described
 from generator.sources.lockschema import Lock
@@ -53,13 +59,12 @@ def run_verify(args: argparse.Namespace) -> int:
     from_clone = args.raise_evidence and not args.online
     sources = ("forge",) if args.online else ("git",) if from_clone else SOURCES
     resolver = resolver_for(args, site, lock, None, sources=sources)
-    pins = [lock.pin(i) for i in args.id] if args.id else list(lock.pins)
-    if not pins:
-        raise InputError(
-            "the lock lists no excerpts: there is nothing to verify",
-            file=lock.display,
-            fix="pin one with `itm pin`, or pass --lock the project's sources/lock.toml",
-        )
+    pins = chosen_pins(
+        lock,
+        args.id,
+        nothing="verify",
+        fix="pin one with `itm pin`, or pass --lock the project's sources/lock.toml",
+    )
     if from_clone:
         if not resolver.git_dirs:
             raise InputError(
