@@ -21,7 +21,7 @@ from generator.accounting import (
 )
 from generator.config import ModelConfig
 from generator.models import get_family
-from generator.models.layer_kinds import layer_groups, seen_keys
+from generator.models.layer_kinds import causal_cells, layer_groups, seen_keys
 from generator.models.rows import Row, total
 
 KAPLAN_NOTE: str = (
@@ -138,11 +138,7 @@ def flop_relations(cfg: ModelConfig, n_ctx: int | None = None) -> list[Row]:
         (per_key[layers[0]] * len(layers), seen_keys(cfg, layers[0], T)) for _, layers in groups
     )
     causal_terms = tuple(  # the cells a causal kernel computes, each kind of layer
-        (
-            per_key[layers[0]] * len(layers),
-            sum(seen_keys(cfg, layers[0], t) for t in range(1, T + 1)),
-        )
-        for _, layers in groups
+        (per_key[layers[0]] * len(layers), causal_cells(cfg, layers[0], T)) for _, layers in groups
     )
     grid = sum(math.prod(term) for term in grid_terms)
     unembedding = 2 * cfg.d_model * cfg.vocab_size

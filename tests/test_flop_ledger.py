@@ -88,3 +88,22 @@ def test_the_ledger_equals_the_counters(cfg, model) -> None:
     # a causal kernel: the query at position t sees t keys, of the T × T grid
     assert rows["causal_sequence"] * 2 * T == rows["grid_sequence"] * (T + 1)
     assert math.gcd(rows["grid_sequence"], T * T) == T * T
+
+
+@pytest.mark.parametrize("window", [None, 1, 3, 9, 20])
+def test_causal_cells_count_the_mask_transformers_builds(window):
+    """The causal ledger row's cells, in closed form, against the cells transformers' own mask
+    functions let a query see (sliding_window_causal_mask_function with a window)."""
+    from transformers.masking_utils import (
+        causal_mask_function,
+        sliding_window_causal_mask_function,
+    )
+
+    from generator.models.layer_kinds import causal_cells
+
+    cfg = dataclasses.replace(FAMILIES["llama"].sizes["mistral-7b-v0.1"], sliding_window=window)
+    mask = causal_mask_function if window is None else sliding_window_causal_mask_function(window)
+    for length in (1, 2, 8, 9, 31):
+        q, k = torch.meshgrid(torch.arange(length), torch.arange(length), indexing="ij")
+        seen = int(mask(torch.tensor(0), torch.tensor(0), q, k).sum())
+        assert causal_cells(cfg, 0, length) == seen, (window, length)

@@ -13,6 +13,13 @@ def seen_keys(cfg: ModelConfig, layer: int, T: int) -> int:
     return T if window is None else min(T, window)
 
 
+def causal_cells(cfg: ModelConfig, layer: int, T: int) -> int:
+    """The cells of a causal T × T grid a kernel computes in layer `layer`: seen_keys summed over
+    the query positions 1 … T (t keys at position t, at most the window W), in closed form."""
+    W = seen_keys(cfg, layer, T)  # the queries at positions up to W see every key before them
+    return W * (W + 1) // 2 + (T - W) * W
+
+
 def layer_groups(cfg: ModelConfig, *, by_window: bool = True) -> list[tuple[str, tuple[int, ...]]]:
     """The model's layers grouped by what their rows depend on: their window (FLOPs; not for
     parameters, by_window=False) and whether they have experts: (kind, layers), in order of each
