@@ -13,9 +13,10 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator.assets import katex_files, load_asset_pins
-from generator.render.katex_fonts import FONTS, drawn_characters
+from generator.render.katex_fonts import FONTS, drawn_characters, families_in_use
 
 ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("ITM_CACHE_DIR", ROOT / ".cache"))
 
 
 def characters(font: bytes) -> set[int]:
@@ -33,8 +34,7 @@ def drawn_on(html: str) -> set[str]:
 def test_each_font_keeps_every_character_the_pages_draw(built_site: Path) -> None:
     pages = [p.read_text(encoding="utf-8") for p in built_site.rglob("*.html")]
     drawn = {ord(c) for html in pages for c in drawn_on(html)}
-    cache = Path(os.environ.get("ITM_CACHE_DIR", ROOT / ".cache"))
-    _, pinned = katex_files(load_asset_pins(ROOT)["katex"], cache, offline=True)
+    _, pinned = katex_files(load_asset_pins(ROOT)["katex"], CACHE, offline=True)
     fonts = sorted((built_site / FONTS).glob("*.woff2"))
     assert len(fonts) == len([p for p in pinned if p.endswith(".woff2")]) > 10
     for path in fonts:
@@ -43,6 +43,29 @@ def test_each_font_keeps_every_character_the_pages_draw(built_site: Path) -> Non
         assert pinned_characters & drawn <= kept <= pinned_characters, path.name
     main = built_site / FONTS / "KaTeX_Main-Regular.woff2"
     assert main.stat().st_size < len(pinned[f"{FONTS}/KaTeX_Main-Regular.woff2"]) / 2
+    # a family some drawing uses is cut; one none uses is left as pinned (no browser loads it)
+    soup = BeautifulSoup("".join(pages), "html.parser")
+    classes = {
+        c
+        for span in soup.select(".katex-html")
+        for e in span.find_all()
+        for c in e.get("class", [])
+    }
+    used = families_in_use(pinned["assets/katex/katex.min.css"].decode(), classes)
+    assert {"KaTeX_Main", "KaTeX_Math", "KaTeX_Size1"} <= used
+    for path in fonts:
+        cut = path.read_bytes() != pinned[f"{FONTS}/{path.name}"]
+        assert cut == (path.name.split("-")[0] in used), path.name
+
+
+def test_a_family_is_in_use_when_a_drawing_carries_a_class_katex_css_gives_it() -> None:
+    _, pinned = katex_files(load_asset_pins(ROOT)["katex"], CACHE, offline=True)
+    css = pinned["assets/katex/katex.min.css"].decode()
+    assert families_in_use(css, set()) == {"KaTeX_Main"}
+    assert families_in_use(css, {"mord", "mathnormal"}) == {"KaTeX_Main", "KaTeX_Math"}
+    assert families_in_use(css, {"mathfrak"}) == {"KaTeX_Main", "KaTeX_Fraktur"}
+    assert "KaTeX_Size3" in families_in_use(css, {"delimsizing", "size3"})
+    assert families_in_use(css, {"katex"}) == {"KaTeX_Main"}  # the formula's own span
 
 
 def test_drawn_characters_read_each_drawing_whole_and_nothing_around_it() -> None:

@@ -8,6 +8,12 @@ fontTools' subsetter does the cutting (woff2 through brotli); this module only g
 characters and keeps the result in the store, keyed by the font's bytes and the characters, so
 a warm build cuts nothing.
 
+A family no drawing uses (KaTeX_Fraktur when no formula writes \\mathfrak) is left whole, never
+loaded by a browser: katex.css gives each family to a few classes, and a drawing that carries
+none of them cannot use it. Cutting those too cost a cold build 0.5 s of CPU for nothing. Left
+whole or cut, a font keeps every character drawn, so a class this reading misses costs bytes,
+never a glyph.
+
 The expanded tree (generator/expand.py) typesets in the browser and keeps the whole fonts.
 """
 
@@ -22,16 +28,20 @@ from pathlib import Path
 from generator.store import Store, key_of, read_regular, sha256_hex
 
 FONTS = "assets/katex/fonts"
+CSS = "assets/katex/katex.min.css"  # the shipped stylesheet: which class draws in which family
 MAX_FONT_BYTES = 1 << 20  # KaTeX's largest woff2 is 29 KB
 MAX_PAGE_BYTES = 64 << 20  # a built page (the largest here: 270 KB)
 DRAWING = re.compile(r'<span class="katex-html"[^>]*>')
 SPAN = re.compile(r"<span\b|</span>")
 TAG = re.compile(r"<[^>]*>")
+CLASSES = re.compile(r'class="([^"]*)"')
+FAMILY_RULE = re.compile(r"([^{}]*)\{[^{}]*?font-family:\s*(KaTeX_\w+)")  # selectors, family
+MAX_CSS_BYTES = 1 << 20  # katex.min.css is 23 KB
 
 
-def drawn_characters(html: str) -> set[str]:
-    """Every character inside the page's KaTeX drawings (each `.katex-html` span, whole)."""
-    found: set[str] = set()
+def drawings(html: str) -> list[str]:
+    """The inner HTML of each of the page's KaTeX drawings (each `.katex-html` span, whole)."""
+    found = []
     for start in DRAWING.finditer(html):
         depth, end = 1, len(html)
         for tag in SPAN.finditer(html, start.end()):
@@ -39,8 +49,23 @@ def drawn_characters(html: str) -> set[str]:
             if depth == 0:
                 end = tag.start()
                 break
-        found |= set(unescape(TAG.sub("", html[start.end() : end])))
+        found.append(html[start.end() : end])
     return found
+
+
+def drawn_characters(html: str) -> set[str]:
+    """Every character inside the page's KaTeX drawings."""
+    return {c for drawing in drawings(html) for c in unescape(TAG.sub("", drawing))}
+
+
+def families_in_use(css: str, classes: set[str]) -> set[str]:
+    """KaTeX_Main (every formula's own font), and each family that katex.css gives to one of
+    `classes` (the classes the drawings carry)."""
+    used = {"KaTeX_Main"}
+    for selectors, family in FAMILY_RULE.findall(css):
+        if classes & (set(re.findall(r"\.([\w-]+)", selectors)) - {"katex"}):
+            used.add(family)
+    return used
 
 
 def subset_font(font: bytes, characters: Iterable[str]) -> bytes:
@@ -72,11 +97,15 @@ def subset_site_fonts(site: Path, store: Store | None) -> None:
     if not fonts:
         return
     characters: set[str] = set()
+    classes: set[str] = set()
     for page in sorted(site.rglob("*.html")):
-        html = read_regular(page, MAX_PAGE_BYTES).decode("utf-8")
-        characters |= drawn_characters(html)
+        for drawing in drawings(read_regular(page, MAX_PAGE_BYTES).decode("utf-8")):
+            characters |= set(unescape(TAG.sub("", drawing)))
+            classes.update(word for found in CLASSES.findall(drawing) for word in found.split())
     drawn = "".join(sorted(characters))
-    for path in fonts:
+    css = read_regular(site / CSS, MAX_CSS_BYTES).decode("utf-8")
+    used = families_in_use(css, classes)
+    for path in [font for font in fonts if font.name.split("-")[0] in used]:
         font = read_regular(path, MAX_FONT_BYTES)
         key = key_of("katex-font-subset", subsetter, sha256_hex(font), drawn)
         cut = store.get_entry("font", key) if store is not None else None
