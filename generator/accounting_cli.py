@@ -81,7 +81,7 @@ def check_sizes(cfg: ModelConfig, root: Path) -> str | None:
         return None
     from generator.inputs import LOCK_FILE
     from generator.settings import Settings
-    from generator.sources import load_lock
+    from generator.sources.lock import load_lock
     from generator.sources.resolve import resolve_excerpts
 
     if not (root / LOCK_FILE).is_file():

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import msgspec
 
-from generator.accounting import kaplan_n
-from generator.config import ModelConfig
 from generator.data_file import read_data
 from generator.errors import InputError
-from generator.models.config import Experts, Latent
+
+if TYPE_CHECKING:  # the values need the models; the terms every page links do not
+    from generator.models.config import Experts, Latent, ModelConfig
 
 GLOSSARY_FILE = Path(__file__).with_name("glossary.toml")
 FIX = "write it as GlossaryFile in generator/glossary.py says, or restore it from git"
-Value = Callable[[ModelConfig], int | float | str | None]
+Value = Callable[["ModelConfig"], int | float | str | None]
 
 
 class Symbol(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -76,6 +76,12 @@ def _moe(
     return read
 
 
+def _kaplan_n(cfg: ModelConfig) -> int:
+    from generator.accounting import kaplan_n  # here: a warm build links terms without models
+
+    return kaplan_n(cfg)
+
+
 def _latent(value: Callable[[Latent, ModelConfig], int | str]) -> Value:
     """A symbol's value from a size's latent attention; None without."""
     return lambda cfg: value(cfg.latent, cfg) if cfg.latent is not None else None
@@ -91,7 +97,7 @@ VALUES: dict[str, Value] = {
     "L": lambda c: c.n_layer,
     "V": lambda c: c.vocab_size,
     "n_ctx": lambda c: c.n_ctx,
-    "N": kaplan_n,
+    "N": _kaplan_n,
     "llama-d": lambda c: c.d_model,
     "llama-h": lambda c: c.n_head,
     "h_kv": lambda c: c.n_kv_head,

@@ -43,8 +43,8 @@ class BuildInputs:
         raises InputError), before the web assets' download is waited for."""
         from generator.assets import katex_files, load_asset_pins
         from generator.log import progress
-        from generator.sources import load_lock
         from generator.sources.fetch import NetSettings
+        from generator.sources.lock import load_lock
         from generator.sources.resolve import resolve_excerpts
 
         lock = load_lock(settings.root / LOCK_FILE, root=settings.root)
@@ -105,7 +105,7 @@ def pinned_archives(settings: Settings) -> set[str]:
     """The sha256 of every archive the pins name (registry mirrors, web assets): cache blobs
     that are inputs of an offline build, never pruned."""
     from generator.assets import load_asset_pins
-    from generator.sources import load_lock
+    from generator.sources.lock import load_lock
 
     lock = load_lock(settings.root / LOCK_FILE)
     return {m.sha256 for m in lock.mirrors} | {

@@ -203,7 +203,7 @@ def test_compiled_templates_are_reused_from_the_store_only_when_its_key_signed_t
 def test_every_evidence_level_has_words_for_readers() -> None:
     """Pages say how an excerpt was checked in plain words, one account per level of the lock."""
     from generator.render.code import EVIDENCE_WORDS
-    from generator.sources import EVIDENCE_LEVELS
+    from generator.sources.lockschema import EVIDENCE_LEVELS
 
     assert set(EVIDENCE_WORDS) == set(EVIDENCE_LEVELS)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources import load_lock
 from generator.sources.fetch import NetSettings
+from generator.sources.lock import load_lock
 from generator.sources.resolve import Resolver
 from tests.site_helpers import SITE_LOCK
 

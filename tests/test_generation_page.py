@@ -21,7 +21,9 @@ from generator.generation import data, feature
 from generator.generation.feature import SAMPLE_CODE, SAMPLE_LINKS
 from generator.render.code import fence_id
 from generator.settings import Settings
-from generator.sources import load_lock, omission_marker, resolve_all
+from generator.sources.excerpt import omission_marker
+from generator.sources.lock import load_lock
+from generator.sources.resolve import resolve_all
 from generator.walkthrough.grids import fmt_value
 from generator.walkthrough.toy import BLOCK, toy_attention
 from tests.site_helpers import ROOT

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 from generator.render.cite import citation_key
-from generator.sources import load_lock, resolve_all
+from generator.sources.lock import load_lock
+from generator.sources.resolve import resolve_all
 from tests.site_helpers import ROOT
 
 # bytes of HTML for /sources/: 78 excerpts take 229 KB (29.4 KB gzipped) without Software

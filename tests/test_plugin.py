@@ -166,7 +166,7 @@ def test_time_limits_are_seconds_from_the_option_or_the_variable(
     settings = Settings.load(tmp_path, {name: 30}, env={variable: "7.5"})
     assert getattr(settings, name) == 7.5
     if name == "download_deadline":  # every download of the build gets it
-        from generator.sources import load_lock
+        from generator.sources.lock import load_lock
         from generator.sources.resolve import Resolver
 
         lock = load_lock(ROOT / "sources" / "lock.toml")

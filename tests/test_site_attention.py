@@ -136,7 +136,7 @@ def test_parameter_figures_equal_transformers_gpt2_attention(built_site: Path) -
 def test_every_quoted_excerpt_is_cited_with_its_evidence_level(built_site: Path) -> None:
     """Each excerpt whose code the page shows (Code tabs, Where they differ) is listed under
     Go deeper's pinned sources, and its code caption names its evidence level."""
-    from generator.sources import load_lock
+    from generator.sources.lock import load_lock
 
     pins = {pin.id: pin for pin in load_lock(ROOT / "sources" / "lock.toml").pins}
     html = BeautifulSoup(

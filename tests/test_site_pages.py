@@ -14,7 +14,8 @@ import yaml
 from bs4 import BeautifulSoup
 
 from generator.settings import Settings
-from generator.sources import load_lock, resolve_all
+from generator.sources.lock import load_lock
+from generator.sources.resolve import resolve_all
 from tests.site_helpers import ROOT, page_address
 
 SIZES = {

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from generator.settings import Settings
-from generator.sources import load_lock
+from generator.sources.lock import load_lock
 from generator.sources.resolve import Resolver
 from tests.site_helpers import ROOT, SITE_LOCK
 

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from generator.errors import InputError
-from generator.sources import Excerpt, load_lock, omission_marker, resolve_all
+from generator.sources.excerpt import Excerpt, omission_marker
 from generator.sources.fetch import NetSettings
-from generator.sources.lock import Lock
+from generator.sources.lock import Lock, load_lock
 from generator.sources.pypi import read_member
+from generator.sources.resolve import resolve_all
 from generator.sources.symbols import symbol_range
 from generator.store import Store
 from tests.site_helpers import ROOT, SITE_LOCK

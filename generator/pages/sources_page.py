@@ -56,7 +56,7 @@ class SourcesMacros(PageContext):
 
     def evidence_levels(self) -> str:
         """The ways an excerpt's text can have been checked, strongest first, in plain words."""
-        from generator.sources import EVIDENCE_LEVELS
+        from generator.sources.lockschema import EVIDENCE_LEVELS
 
         words = [code_render.EVIDENCE_WORDS[level] for level in EVIDENCE_LEVELS]
         return "\n".join(f"- **{name}**: {text}" for name, text in words) + "\n"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from generator.sources.lock import Repo
 
 
-class ExcerptLike(Protocol):  # generator.sources.Excerpt
+class ExcerptLike(Protocol):  # generator.sources.excerpt.Excerpt
     id: str
     path: str
     blocks: tuple[tuple[int, str], ...]
