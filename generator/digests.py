@@ -8,12 +8,14 @@ start from `code_fingerprint`: a figure's drawing reads more of generator/ than 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from generator import per_build
 from generator.errors import InputError
 from generator.store import key_of, read_regular
 
@@ -64,6 +66,7 @@ def installed_distributions() -> list[str]:
     return sorted(found)
 
 
+@functools.cache  # once a build: the memo, the figures and the readers' pages each ask
 def code_fingerprint() -> str:
     """sha256 of the generator's code (every file of the package that runs), the Python version
     and the installed distributions: all that a figure's drawing reads besides its arguments (a
@@ -72,3 +75,8 @@ def code_fingerprint() -> str:
     tree_digest(digest, "generator", PACKAGE)
     digest.update(key_of(sys.version, installed_distributions()).encode())
     return digest.hexdigest()
+
+
+per_build(
+    code_fingerprint.cache_clear
+)  # `mkdocs serve` keeps this module while the code is unchanged
