@@ -74,10 +74,10 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path: Path, monkeypatch) -
     cache = Store(tmp_path)
     data = b"x" * 100_000
 
-    def power_cut(fd: int) -> None:
+    def power_cut(src: str, dst: str) -> None:
         raise KeyboardInterrupt  # the process stops after writing, before the rename
 
-    monkeypatch.setattr(os, "fsync", power_cut)
+    monkeypatch.setattr(os, "replace", power_cut)
     with pytest.raises(KeyboardInterrupt):
         cache.put(data)
     monkeypatch.undo()
