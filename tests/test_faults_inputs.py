@@ -121,6 +121,24 @@ def test_a_web_assets_error_names_the_package_and_its_key(
     assert caught.value.entry == entry and caught.value.file == "sources/web-assets.toml"
 
 
+@pytest.mark.parametrize(
+    ("extra", "key"), [('katx = "0.16.47"\n', "katx"), ('[mathjax]\nversion = "3"\n', "mathjax")]
+)
+def test_an_unknown_web_assets_key_is_named_as_no_package(
+    tmp_path: Path, extra: str, key: str
+) -> None:
+    """A misspelt [katex] or a stray key read as a badly written package ("Expected `object`",
+    "missing required field `url`"): it is no package the site uses, and the fix names those."""
+    (tmp_path / "sources").mkdir()
+    shipped = (ROOT / "sources" / "web-assets.toml").read_text("utf-8")
+    (tmp_path / "sources" / "web-assets.toml").write_text(extra + shipped, "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    error = caught.value
+    assert (error.file, error.entry) == ("sources/web-assets.toml", key)
+    assert "not a package the site uses" in error.problem and "katex" in (error.fix or "")
+
+
 @pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "huge"])
 def test_a_web_assets_file_that_is_not_a_file_is_an_input_error(tmp_path: Path, kind) -> None:
     """A FIFO at sources/web-assets.toml hung the build; a symlink to /dev/zero ran out of
