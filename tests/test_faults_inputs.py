@@ -51,7 +51,27 @@ def not_a_file(tmp_path: Path, kind: str) -> Path:
 @pytest.mark.parametrize("kind", ["directory", "binary", "fifo", "zero", "null"])
 def test_verify_lock_that_is_not_a_lock(tmp_path: Path, capsys, kind: str) -> None:
     err = run_cli(["verify", "--offline", "--lock", str(not_a_file(tmp_path, kind))], capsys)
-    assert "cannot read the lock" in err and "fix:" in err
+    said = (
+        "not UTF-8 text (byte 0x80 at offset 128)" if kind == "binary" else "cannot read the lock"
+    )
+    assert said in err and "fix:" in err
+
+
+def test_a_lock_that_is_not_utf8_is_told_as_every_data_file_tells_it(tmp_path: Path) -> None:
+    """It was Python's words ("'utf-8' codec can't decode byte 0xff in position 0: invalid
+    start byte"); the other data files say where the first bad byte is."""
+    from generator.data_file import read_data
+    from generator.sources.lock import load_lock
+
+    path = tmp_path / "lock.toml"
+    path.write_bytes(b"\xff" + LOCK.read_bytes())
+    with pytest.raises(InputError) as lock_error:
+        load_lock(path)
+    with pytest.raises(InputError) as data_error:
+        read_data(path, dict, fix="-")
+    assert lock_error.value.problem == data_error.value.problem
+    assert lock_error.value.problem == "not UTF-8 text (byte 0xFF at offset 0)"
+    assert lock_error.value.file == str(path) and "UTF-8" in (lock_error.value.fix or "")
 
 
 def test_verify_a_lock_with_no_excerpts_is_an_error(tmp_path: Path, capsys) -> None:
