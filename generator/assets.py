@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
-from generator.data_file import convert, read_data
+from generator.data_file import convert, one_of, read_data
 from generator.errors import InputError
 from generator.store import Store, sha256_hex
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from generator.sources.fetch import NetSettings
 
 ASSETS_FILE = "sources/web-assets.toml"
+PACKAGES = ("katex",)  # the [package] tables the build uses: it typesets every page's math
 
 
 Text = Annotated[str, msgspec.Meta(min_length=1)]
@@ -47,13 +48,16 @@ class PackagePin:
 
 
 def load_asset_pins(root: Path) -> dict[str, PackagePin]:
-    """Every [package] table of sources/web-assets.toml, checked against PackageTable."""
+    """Every [package] table of sources/web-assets.toml, checked against PackageTable; a
+    top-level key that is not one of PACKAGES is refused, naming it."""
     fix = (
         "give version, url, sha256 and license as strings and files as a list of globs (see the"
         " katex entry), or restore it from git"
     )
     path = root / ASSETS_FILE
     tables = read_data(path, dict[str, object], fix=fix, name=ASSETS_FILE, max_bytes=1 << 20)
+    for name in tables:  # a misspelt [katex] is no badly written package
+        one_of([name], PACKAGES, what="a package the site uses", path=Path(ASSETS_FILE), entry=name)
     pins = {
         name: PackagePin(name, **msgspec.structs.asdict(table))
         for name, value in tables.items()

@@ -77,12 +77,18 @@ def _problem(path: Path, error: OSError, max_bytes: int) -> str:
 def read_text_input(path: Path, *, max_bytes: int, fix: str, entry: str | None = None) -> str:
     """read_input, decoded as UTF-8 (an InputError if it is not)."""
     data = read_input(path, max_bytes=max_bytes, fix=fix, entry=entry)
+    return utf8_text(data, file=str(path), fix=fix, entry=entry)
+
+
+def utf8_text(data: bytes, *, file: str, fix: str, entry: str | None = None) -> str:
+    """`data` (read from `file`) decoded as UTF-8, else an InputError naming the first bad byte:
+    "not UTF-8 text (byte 0xFF at offset 0)"."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
             f"not UTF-8 text (byte 0x{data[error.start]:02X} at offset {error.start})",
-            file=str(path),
+            file=file,
             entry=entry,
             fix=fix,
         ) from None

@@ -7,12 +7,17 @@ small regular file is one InputError naming the file, the entry (`terms[3].patte
 TeX and regular expressions are written in TOML literal strings ('...' or '''...'''), their
 backslashes kept. Numbers the code computes are never written here: a text names them with a
 placeholder its module fills.
+
+A text leaves its file long before some errors are found in it: KaTeX typesets a page's math
+once the page is whole. So every string read is remembered with its file and entry, and
+`written_in(formula)` tells where a formula is written (the page only shows it).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +28,8 @@ from generator.errors import InputError
 
 T = TypeVar("T")
 MAX_BYTES = 256 << 10  # the largest is about 16 KB
+# file -> (entry, text) of each string read from it: the last reading of each file
+_TEXTS: dict[str, list[tuple[str, str]]] = {}
 
 
 def read_data(
@@ -40,7 +47,35 @@ def read_data(
         raise InputError(f"is not valid TOML ({error})", file=file, fix=fix) from None
     except RecursionError:  # tomllib recurses once per nested [ or {
         raise InputError("is nested too deeply to be read", file=file, fix=fix) from None
-    return convert(data, schema, file=file, fix=fix)
+    typed = convert(data, schema, file=file, fix=fix)
+    _TEXTS[file] = list(_strings(data, ""))
+    return typed
+
+
+def _strings(value: object, entry: str) -> Iterator[tuple[str, str]]:
+    """(entry, text) of each string in a TOML document, entries named as errors name them."""
+    if isinstance(value, str):
+        yield entry, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{entry}.{key}" if entry else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{entry}[{index}]")
+
+
+def written_in(formula: str) -> tuple[str, str] | None:
+    """(file, entry) of the first string read by read_data that holds `formula` whole: the
+    string alone (a `formula` or `tex` field) or between math delimiters ($…$, \\(…\\), \\[…\\])
+    in Markdown. None if no data file holds it: it is written in the page. A formula with a
+    [[placeholder]] inside is not found (the page shows it filled); none is written so."""
+    alone = re.escape(formula.strip())
+    whole = re.compile(rf"(?:\A|\$|\\[(\[])\s*{alone}\s*(?:\Z|\$|\\[)\]])")
+    for file, texts in tuple(_TEXTS.items()):  # the typesetter's thread asks
+        for entry, text in texts:
+            if whole.search(text):
+                return file, entry
+    return None
 
 
 def convert(data: object, schema: type[T], *, file: str, fix: str, entry: str = "") -> T:

@@ -173,16 +173,34 @@ class _Foreign(_Damaged):
 
 
 def _header_fields(head: bytes) -> dict[str, object]:
-    """The fields of an entry's header line, as written (checked against the payload later)."""
-    if head.startswith(b"itm-store/") and not head.startswith(HEADER):
-        raise _Foreign("written by an older version of the generator")
+    """The fields of an entry's header line, as written (checked against the payload later).
+    `head` is the file's first line, as readline(MAX_HEADER_BYTES) returned it."""
+    ours = head.startswith(b"itm-store/") or b"itm-store/".startswith(head)
+    if not head.endswith(b"\n"):
+        if not head:
+            raise _Damaged("it is empty")
+        if ours and len(head) < MAX_HEADER_BYTES:  # the file ended within the line
+            raise _Damaged(f"it is truncated: its {len(head)} bytes end within its header line")
+        raise _Damaged("it has no header line")
+    if ours and not head.startswith(HEADER):
+        version = head.split(b" ", 1)[0].decode("ascii", "replace")
+        raise _Foreign(f"written by another version of the generator ({version})")
     fields = None
-    if head.startswith(HEADER) and head.endswith(b"\n"):
+    if head.startswith(HEADER):
         with contextlib.suppress(ValueError):
             fields = json.loads(head.removeprefix(HEADER))
     if not isinstance(fields, dict):
         raise _Damaged("its header does not vouch for its content")
     return fields
+
+
+def _wrong_size(size: int, stated: object) -> str:
+    """Why an entry whose payload has `size` bytes, its header saying `stated`, is refused."""
+    if not isinstance(stated, int):
+        return "its header does not vouch for its content"
+    if size < stated:
+        return f"it is truncated: {size:,} bytes of payload, its header says {stated:,}"
+    return f"it has {size:,} bytes of payload, its header says {stated:,}"
 
 
 def _read_entry(path: Path, kind: str) -> tuple[dict[str, object], bytes]:
@@ -197,7 +215,7 @@ def _read_entry(path: Path, kind: str) -> tuple[dict[str, object], bytes]:
         fields = {} if blob else _header_fields(head)
         size -= len(head)
         if not blob and fields.get("size") != size:
-            raise _Damaged("its header does not vouch for its content")
+            raise _Damaged(_wrong_size(size, fields.get("size")))
         payload = handle.read(size + 1)
     if len(payload) != size:
         raise _Damaged("it changed while it was read")

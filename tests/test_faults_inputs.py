@@ -51,7 +51,27 @@ def not_a_file(tmp_path: Path, kind: str) -> Path:
 @pytest.mark.parametrize("kind", ["directory", "binary", "fifo", "zero", "null"])
 def test_verify_lock_that_is_not_a_lock(tmp_path: Path, capsys, kind: str) -> None:
     err = run_cli(["verify", "--offline", "--lock", str(not_a_file(tmp_path, kind))], capsys)
-    assert "cannot read the lock" in err and "fix:" in err
+    said = (
+        "not UTF-8 text (byte 0x80 at offset 128)" if kind == "binary" else "cannot read the lock"
+    )
+    assert said in err and "fix:" in err
+
+
+def test_a_lock_that_is_not_utf8_is_told_as_every_data_file_tells_it(tmp_path: Path) -> None:
+    """It was Python's words ("'utf-8' codec can't decode byte 0xff in position 0: invalid
+    start byte"); the other data files say where the first bad byte is."""
+    from generator.data_file import read_data
+    from generator.sources.lock import load_lock
+
+    path = tmp_path / "lock.toml"
+    path.write_bytes(b"\xff" + LOCK.read_bytes())
+    with pytest.raises(InputError) as lock_error:
+        load_lock(path)
+    with pytest.raises(InputError) as data_error:
+        read_data(path, dict, fix="-")
+    assert lock_error.value.problem == data_error.value.problem
+    assert lock_error.value.problem == "not UTF-8 text (byte 0xFF at offset 0)"
+    assert lock_error.value.file == str(path) and "UTF-8" in (lock_error.value.fix or "")
 
 
 def test_verify_a_lock_with_no_excerpts_is_an_error(tmp_path: Path, capsys) -> None:
@@ -119,6 +139,24 @@ def test_a_web_assets_error_names_the_package_and_its_key(
     with pytest.raises(InputError) as caught:
         load_asset_pins(tmp_path)
     assert caught.value.entry == entry and caught.value.file == "sources/web-assets.toml"
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"), [('katx = "0.16.47"\n', "katx"), ('[mathjax]\nversion = "3"\n', "mathjax")]
+)
+def test_an_unknown_web_assets_key_is_named_as_no_package(
+    tmp_path: Path, extra: str, key: str
+) -> None:
+    """A misspelt [katex] or a stray key read as a badly written package ("Expected `object`",
+    "missing required field `url`"): it is no package the site uses, and the fix names those."""
+    (tmp_path / "sources").mkdir()
+    shipped = (ROOT / "sources" / "web-assets.toml").read_text("utf-8")
+    (tmp_path / "sources" / "web-assets.toml").write_text(extra + shipped, "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_asset_pins(tmp_path)
+    error = caught.value
+    assert (error.file, error.entry) == ("sources/web-assets.toml", key)
+    assert "not a package the site uses" in error.problem and "katex" in (error.fix or "")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "endless", "folder", "huge"])

@@ -95,6 +95,62 @@ def test_a_formula_katex_cannot_parse_names_the_page(katex_js) -> None:
     assert caught.value.file == "docs/bad.md" and "KaTeX" in caught.value.problem
 
 
+def as_page(markdown_text: str) -> str:
+    """The HTML MkDocs makes of Markdown with math (arithmatex in generic mode, as mkdocs.yml)."""
+    import markdown
+
+    config = {"pymdownx.arithmatex": {"generic": True}}
+    return markdown.markdown(
+        markdown_text, extensions=["pymdownx.arithmatex"], extension_configs=config
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "entry", "shown"),
+    [
+        ("steps", "attention.steps[2].formula", "$$\n{tex}\n$$"),  # walkthrough_step.html
+        ("steps", "rotary.steps[1].text", "Pair $i$ turns, ${tex}$, fast."),  # in the step's words
+        ("glossary", "notation.gpt2.symbols[3].tex", "\\({tex}\\)"),  # glossary.html
+    ],
+)
+def test_a_formula_written_in_a_data_file_is_named_in_it(
+    tmp_path, monkeypatch, katex_js, name: str, entry: str, shown: str
+) -> None:
+    """A bad formula of steps.toml or glossary.toml was named on the page that shows it
+    (docs/walkthrough/attention.md), so a writer searched the wrong file for it."""
+    import tomllib
+
+    import tomli_w
+
+    from generator import data_file, glossary
+    from generator.walkthrough import steps
+
+    monkeypatch.setattr(data_file, "_TEXTS", dict(data_file._TEXTS))  # this test's reads only
+    source, read = {
+        "steps": (steps.STEPS_FILE, steps.read_steps),
+        "glossary": (glossary.GLOSSARY_FILE, glossary.read_glossary),
+    }[name]
+    tex = "\\frac{d_\\text{head}}"  # one argument short
+    data = tomllib.loads(source.read_text("utf-8"))
+    table: dict = data
+    *path, field = entry.replace("[", ".").replace("]", "").split(".")
+    for key in path:
+        table = table[int(key)] if key.isdigit() else table[key]  # type: ignore[index]
+    table[field] = shown.format(tex=tex)
+    copy = tmp_path / source.name
+    copy.write_text(tomli_w.dumps(data), "utf-8")
+    read(copy)
+    typesetter = Typesetter(katex_js)
+    try:
+        with pytest.raises(InputError) as caught:
+            typesetter.page(as_page(shown.format(tex=tex)), page="docs/walkthrough/attention.md")
+    finally:
+        typesetter.close()
+    error = caught.value
+    assert (error.file, error.entry) == (str(copy), entry)
+    assert "(shown on docs/walkthrough/attention.md)" in error.problem and "KaTeX" in error.fix
+
+
 def test_a_formula_too_long_to_typeset_is_refused_before_katex_runs(katex_js) -> None:
     """A 2 MB formula kept KaTeX busy past the 2-minute limit (its time grows faster than the
     length); the build must refuse it at once, naming the page and the formula."""

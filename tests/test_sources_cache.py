@@ -141,6 +141,34 @@ def test_two_processes_write_the_same_entry_at_once(tmp_path: Path) -> None:
     assert files_under(tmp_path) == [Store(tmp_path).path_for(digest)]
 
 
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda entry: entry[:11], "it is truncated: its 11 bytes end within its header line"),
+        (lambda entry: entry[:-10], "it is truncated: 990 bytes of payload, its header says 1,000"),
+        (lambda entry: entry + b"xx", "it has 1,002 bytes of payload, its header says 1,000"),
+        (lambda entry: b"", "it is empty"),
+        (
+            lambda entry: b"itm-store/1 " + entry.split(b" ", 1)[1],
+            "written by another version of the generator (itm-store/1)",
+        ),
+    ],
+)
+def test_a_damaged_entry_is_discarded_saying_what_is_wrong(
+    tmp_path: Path, caplog, damage, said: str
+) -> None:
+    """A truncated font entry was discarded as "written by an older version of the generator":
+    the one-line warning says what is wrong with it, whatever its kind."""
+    cache = Store(tmp_path)
+    cache.put_entry("font", "a" * 64, b"x" * 1000)
+    path = cache.entry_path("font", "a" * 64)
+    path.write_bytes(damage(path.read_bytes()))
+    assert cache.get_entry("font", "a" * 64) is None
+    (warning,) = [r.getMessage() for r in caplog.records if "discarded" in r.getMessage()]
+    assert said in warning
+    assert warning.endswith("; rebuilding it") and "\n" not in warning
+
+
 def test_a_forged_entry_is_refused_though_its_header_matches_its_bytes(tmp_path, caplog) -> None:
     """Recomputing a keyed entry's header (size, sha256) is easy; its signature needs the key
     beside the cache folder, so a forged figure or hash memo is discarded, never returned."""

@@ -8,10 +8,17 @@ becomes `data-light` attributes, which site.js ties to the diagram boxes as befo
 
 A page's result is kept in the project's store under a key of the KaTeX bundle, the options and
 the page's HTML, so a warm build starts no JavaScript engine at all; so is each formula's, so a
-page whose prose changed (an edit under `mkdocs serve`) is typeset from the store too. A formula KaTeX cannot parse,
-or one using a command the site does not trust (`\\href`, `\\url`, `\\includegraphics`, `\\htmlId`,
-…, which KaTeX would print as red text), stops the build with the page and the formula named. `page_later` typesets on a thread of its own:
-V8 runs outside Python's lock, so the build converts the next pages' Markdown meanwhile.
+page whose prose changed (an edit under `mkdocs serve`) is typeset from the store too.
+
+A formula KaTeX cannot parse, or one using a command the site does not trust (`\\href`, `\\url`,
+`\\includegraphics`, `\\htmlId`, …, which KaTeX would print as red text), stops the build naming
+where the formula is written: a template put a data file's text on the page (steps.toml,
+glossary.toml, a family.toml), so the error names that file and entry
+(`attention.steps[2].formula`, found by data_file.written_in) and the page only as where it
+shows; a formula no data file holds is named on its page.
+
+`page_later` typesets on a thread of its own: V8 runs outside Python's lock, so the build
+converts the next pages' Markdown meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from generator.data_file import written_in
 from generator.errors import InputError
 from generator.store import Store, key_of, sha256_hex
 
@@ -162,6 +170,16 @@ def put_drawings_back(page_html: str, drawings: list[str]) -> str:
     return page_html
 
 
+def refusal(problem: str, tex: str, page: str, *, fix: str) -> InputError:
+    """The error for a formula `page` shows, naming where it is written: the data file and
+    entry that hold it (a template put it on the page), else the page and the formula."""
+    written = written_in(tex)
+    if written is None:
+        return InputError(problem, file=page, entry=tex[:60], fix=fix)
+    file, entry = written
+    return InputError(f"{problem} (shown on {page})", file=file, entry=entry, fix=fix)
+
+
 class Typesetter:
     """One V8 context with KaTeX loaded, started on first need; close() ends it (a live context
     keeps the Python process from exiting)."""
@@ -189,20 +207,20 @@ class Typesetter:
         """KaTeX's HTML for each (TeX, display?), in order."""
         for tex, _ in items:
             if len(tex) > LONGEST_TEX:
-                raise InputError(
+                raise refusal(
                     f"a formula of {len(tex):,} characters is longer than the {LONGEST_TEX:,} KaTeX"
                     " typesets in reasonable time",
-                    file=page,
-                    entry=tex[:60],
+                    tex,
+                    page,
                     fix="split the formula, or show such data as a table or a generated file",
                 )
         out = json.loads(self._context().call("itmRenderAll", [list(i) for i in items]))
         for (tex, _), result in zip(items, out, strict=True):
             if "error" in result:
-                raise InputError(
+                raise refusal(
                     f"KaTeX cannot typeset {tex!r}: {result['error']}",
-                    file=page,
-                    entry=tex[:60],
+                    tex,
+                    page,
                     fix="correct the TeX (KaTeX's supported functions: katex.org/docs/supported)",
                 )
         return [mark_mathml(result["html"]) for result in out]

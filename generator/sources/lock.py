@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from generator.checked_io import utf8_text
 from generator.errors import InputError
 from generator.sources.gitobjects import CommitProof
 from generator.sources.lockrules import (
@@ -57,6 +58,9 @@ __all__ = [
 ]
 
 
+READ_FIX = "name a regular UTF-8 TOML lock file (the plugin's `lock` option, or --lock PATH)"
+
+
 def load_lock(path: Path, *, root: Path | None = None) -> Lock:
     """Read and validate a lock file (a regular UTF-8 file, at most MAX_TEXT_BYTES: a FIFO, a
     device or a folder is refused without waiting). Raises InputError naming the entry and the
@@ -64,7 +68,7 @@ def load_lock(path: Path, *, root: Path | None = None) -> Lock:
     path = Path(path)
     file = display_path(path, root)
     try:
-        text = read_regular(path, max_bytes=MAX_TEXT_BYTES).decode("utf-8")
+        data = read_regular(path, max_bytes=MAX_TEXT_BYTES)
     except FileNotFoundError:
         raise InputError(
             "lock file not found",
@@ -72,13 +76,11 @@ def load_lock(path: Path, *, root: Path | None = None) -> Lock:
             fix="create it with `itm pin` (run in the site's folder, or pass --lock PATH), or"
             " point the plugin's `lock` option at the site's lock",
         ) from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise InputError(
-            f"cannot read the lock: {getattr(error, 'strerror', None) or error}",
-            file=file,
-            fix="name a regular UTF-8 TOML lock file (the plugin's `lock` option, or --lock PATH)",
+            f"cannot read the lock: {error.strerror or error}", file=file, fix=READ_FIX
         ) from None
-    return parse_lock(text, path, display=file)
+    return parse_lock(utf8_text(data, file=file, fix=READ_FIX), path, display=file)
 
 
 def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
