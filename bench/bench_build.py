@@ -157,7 +157,7 @@ FLOOR_HOOK = """
 from pathlib import Path
 from mkdocs.plugins import CombinedEvent, event_priority
 from generator.plugin import _prune_toc
-from generator.render.katex import put_drawings_back, set_drawings_aside
+from generator.render.drawings import put_drawings_back, set_drawings_aside
 KEEP = set(Path({listing!r}).read_text().splitlines())
 CONTENT = Path({content!r})
 DRAWINGS = {{}}

@@ -459,7 +459,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     ) -> Any:
         """Search indexes each formula by its MathML, not by KaTeX's drawing of it."""
         if self.config.enabled and page.content:
-            from generator.render.katex import set_drawings_aside
+            from generator.render.drawings import set_drawings_aside
 
             page.content, self.drawings[page.file.src_uri] = set_drawings_aside(page.content)
         return context
@@ -470,7 +470,7 @@ class ItmPlugin(BasePlugin[ItmConfig]):
     ) -> Any:
         drawings = self.drawings.pop(page.file.src_uri, None)
         if drawings and page.content:
-            from generator.render.katex import put_drawings_back
+            from generator.render.drawings import put_drawings_back
 
             page.content = put_drawings_back(page.content, drawings)
         return context

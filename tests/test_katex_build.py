@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from generator.errors import InputError
-from generator.render.katex import Typesetter, formulas, put_drawings_back, set_drawings_aside
+from generator.render.drawings import put_drawings_back, set_drawings_aside
+from generator.render.katex import Typesetter, formulas
 from generator.settings import Settings
 from generator.store import Store
 from tests.site_helpers import ROOT

@@ -92,7 +92,7 @@ INVISIBLE = re.compile(r"<(mo|mtext)>([\s\u2061-\u2064]*[\u2061-\u2064][\s\u2061
 
 def mark_mathml(rendered: str) -> str:
     """Index a formula by its MathML, in reading order, never by its TeX annotation or its
-    invisible operators (the HTML drawing is left out by `set_drawings_aside`). A symbol that
+    invisible operators (the HTML drawing is left out by render/drawings.py). A symbol that
     lights a diagram box is no tab stop: it sits in KaTeX's drawing, which is hidden from screen
     readers (aria-hidden), and a focusable element there is announced as nothing (axe:
     aria-hidden-focus); the keyboard lights the same pair from the map's box, a link."""
@@ -131,43 +131,6 @@ def region_names(page_html: str) -> Callable[[int], str]:
         return base if given[base] == 1 else f"{base}, {given[base]}"
 
     return name
-
-
-DRAWING = '<span class="katex-html" aria-hidden="true">'
-SPAN_TAG = re.compile(r"<span\b|</span>")
-DRAWING_SET_ASIDE = "<!--itm-drawing-{}-->"  # a comment: search skips it
-
-
-def set_drawings_aside(page_html: str) -> tuple[str, list[str]]:
-    """The page as search should read it, each formula's HTML drawing replaced by a comment
-    (`put_drawings_back` restores them); its MathML stays, so search reads the formula.
-
-    The drawing stacks a fraction's denominator before its numerator and pads with zero-width
-    spaces, so its text reads out of order. `data-search-exclude` cannot drop it: Material's
-    search parser compares elements by tag name, so an excluded <span> ends at the first inner
-    </span>. The drawing holds spans (and SVG) only, so counting spans finds its end."""
-    out: list[str] = []
-    drawings: list[str] = []
-    start = 0
-    while (found := page_html.find(DRAWING, start)) >= 0:
-        depth = 0
-        for tag in SPAN_TAG.finditer(page_html, found):
-            depth += -1 if tag[0] == "</span>" else 1
-            if depth == 0:
-                break
-        else:
-            return page_html, []  # not KaTeX's markup after all: leave the page as it is
-        out += [page_html[start:found], DRAWING_SET_ASIDE.format(len(drawings))]
-        drawings.append(page_html[found : tag.end()])
-        start = tag.end()
-    out.append(page_html[start:])
-    return "".join(out), drawings
-
-
-def put_drawings_back(page_html: str, drawings: list[str]) -> str:
-    for number, drawing in enumerate(drawings):
-        page_html = page_html.replace(DRAWING_SET_ASIDE.format(number), drawing, 1)
-    return page_html
 
 
 def refusal(problem: str, tex: str, page: str, *, fix: str) -> InputError:

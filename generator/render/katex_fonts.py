@@ -25,37 +25,28 @@ from collections.abc import Iterable
 from html import unescape
 from pathlib import Path
 
+from generator.render.drawings import drawing_spans
 from generator.store import Store, key_of, read_regular, sha256_hex
 
 FONTS = "assets/katex/fonts"
 CSS = "assets/katex/katex.min.css"  # the shipped stylesheet: which class draws in which family
 MAX_FONT_BYTES = 1 << 20  # KaTeX's largest woff2 is 29 KB
 MAX_PAGE_BYTES = 64 << 20  # a built page (the largest here: 270 KB)
-DRAWING = re.compile(r'<span class="katex-html"[^>]*>')
-SPAN = re.compile(r"<span\b|</span>")
 TAG = re.compile(r"<[^>]*>")
 CLASSES = re.compile(r'class="([^"]*)"')
 FAMILY_RULE = re.compile(r"([^{}]*)\{[^{}]*?font-family:\s*(KaTeX_\w+)")  # selectors, family
 MAX_CSS_BYTES = 1 << 20  # katex.min.css is 23 KB
 
 
-def drawings(html: str) -> list[str]:
-    """The inner HTML of each of the page's KaTeX drawings (each `.katex-html` span, whole)."""
-    found = []
-    for start in DRAWING.finditer(html):
-        depth, end = 1, len(html)
-        for tag in SPAN.finditer(html, start.end()):
-            depth += 1 if tag[0] == "<span" else -1
-            if depth == 0:
-                end = tag.start()
-                break
-        found.append(html[start.end() : end])
-    return found
+def drawings(html: str) -> list[str] | None:
+    """Each KaTeX drawing of the page, whole; None when one never ends (broken markup)."""
+    spans = drawing_spans(html)
+    return None if spans is None else [html[at:end] for at, end in spans]
 
 
 def drawn_characters(html: str) -> set[str]:
     """Every character inside the page's KaTeX drawings."""
-    return {c for drawing in drawings(html) for c in unescape(TAG.sub("", drawing))}
+    return {c for drawing in drawings(html) or () for c in unescape(TAG.sub("", drawing))}
 
 
 def families_in_use(css: str, classes: set[str]) -> set[str]:
@@ -99,7 +90,10 @@ def subset_site_fonts(site: Path, store: Store | None) -> None:
     characters: set[str] = set()
     classes: set[str] = set()
     for page in sorted(site.rglob("*.html")):
-        for drawing in drawings(read_regular(page, MAX_PAGE_BYTES).decode("utf-8")):
+        found = drawings(read_regular(page, MAX_PAGE_BYTES).decode("utf-8"))
+        if found is None:
+            return  # a drawing that never ends: its characters unknown, every font left whole
+        for drawing in found:
             characters |= set(unescape(TAG.sub("", drawing)))
             classes.update(word for found in CLASSES.findall(drawing) for word in found.split())
     drawn = "".join(sorted(characters))
