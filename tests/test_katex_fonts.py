@@ -75,3 +75,19 @@ def test_drawn_characters_read_each_drawing_whole_and_nothing_around_it() -> Non
         '<span class="mord">&amp;</span></span><span>σ</span></span></span><p>after ω</p>'
     )
     assert drawn_characters(html) == drawn_on(html) == {"x", "&", "σ"}
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_drawing_that_never_ends_leaves_every_font_whole(tmp_path: Path, closed: bool) -> None:
+    from generator.render.katex_fonts import CSS, subset_site_fonts
+
+    _, pinned = katex_files(load_asset_pins(ROOT)["katex"], CACHE, offline=True)
+    name = f"{FONTS}/KaTeX_Main-Regular.woff2"
+    for path in (name, CSS):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(pinned[path])
+    drawing = '<span class="katex-html" aria-hidden="true"><span class="mord">x</span>'
+    (tmp_path / "index.html").write_text(drawing + ("</span>" if closed else ""))
+    subset_site_fonts(tmp_path, None)
+    cut = (tmp_path / name).read_bytes() != pinned[name]
+    assert cut == closed  # cut to "x" when the drawing is whole; else left as pinned
