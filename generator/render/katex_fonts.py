@@ -34,7 +34,8 @@ MAX_FONT_BYTES = 1 << 20  # KaTeX's largest woff2 is 29 KB
 MAX_PAGE_BYTES = 64 << 20  # a built page (the largest here: 270 KB)
 TAG = re.compile(r"<[^>]*>")
 CLASSES = re.compile(r'class="([^"]*)"')
-FAMILY_RULE = re.compile(r"([^{}]*)\{[^{}]*?font-family:\s*(KaTeX_\w+)")  # selectors, family
+RULE = re.compile(r"([^{}]*)\{([^{}]*)\}")  # a CSS rule: its selectors, its declarations
+FAMILY = re.compile(r"font-family:\s*(KaTeX_\w+)")
 MAX_CSS_BYTES = 1 << 20  # katex.min.css is 23 KB
 
 
@@ -53,9 +54,10 @@ def families_in_use(css: str, classes: set[str]) -> set[str]:
     """KaTeX_Main (every formula's own font), and each family that katex.css gives to one of
     `classes` (the classes the drawings carry)."""
     used = {"KaTeX_Main"}
-    for selectors, family in FAMILY_RULE.findall(css):
-        if classes & (set(re.findall(r"\.([\w-]+)", selectors)) - {"katex"}):
-            used.add(family)
+    for selectors, declarations in RULE.findall(css):
+        family = FAMILY.search(declarations)
+        if family and classes & (set(re.findall(r"\.([\w-]+)", selectors)) - {"katex"}):
+            used.add(family[1])
     return used
 
 
