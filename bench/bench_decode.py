@@ -29,7 +29,7 @@ def main() -> int:
 
     import numpy as np
 
-    from generator import decoding
+    from generator import decode_costs
     from generator.config import CONFIGS
     from generator.engine import forward, random_weights
     from generator.engine.decode import decode_step
@@ -58,8 +58,8 @@ def main() -> int:
     tokens_r, t_r = timed(recompute)
     same = sum(a == b for a, b in zip(tokens_c, tokens_r, strict=True))
     first, last = args.prompt + 1, args.prompt + args.new
-    flops_c = sum(decoding.decode_flops(cfg, t, cached=True) for t in range(first, last + 1))
-    flops_r = sum(decoding.decode_flops(cfg, t, cached=False) for t in range(first, last + 1))
+    flops_c = sum(decode_costs.decode_flops(cfg, t, cached=True) for t in range(first, last + 1))
+    flops_r = sum(decode_costs.decode_flops(cfg, t, cached=False) for t in range(first, last + 1))
     rows = [
         ("model", f"{cfg.n_layer} blocks of GPT-2 small's width, float32, random weights"),
         ("tokens", f"{args.prompt} prompt + {args.new} generated (greedy)"),

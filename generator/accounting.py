@@ -2,7 +2,7 @@
 
 Each model family gives its own rows (generator/models/<family>/accounting.py); this module
 checks the component and the context, dispatches on the config's family, and derives what every
-family shares: totals (the KV cache and decoding: generator/decoding.py; the summary, the FLOP
+family shares: totals (the KV cache and decoding: generator/decode_costs.py; the summary, the FLOP
 ledger and training: generator/scaling.py). Pages,
 LaTeX tables and the `itm numbers` CLI all print these rows, so a number on the site is always
 the value of a formula shown next to it. Nothing here imports torch, numpy or the renderers.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from generator import accounting, decoding
+from generator import accounting, decode_costs
 from generator.chart_style import (
     NARROW,
     WIDE,
@@ -170,11 +170,13 @@ def draw_decode_flops(cfg: ModelConfig, layout: Layout = WIDE):
     last = 1 << 14
     wide = dataclasses.replace(cfg, n_ctx=last)  # past n_ctx: as if wpe had more rows
     positions = [2**k for k in range(15)]  # 1 … 16,384
-    cached = [decoding.decode_flops(wide, t, cached=True) for t in positions]
-    recompute = [decoding.decode_flops(wide, t, cached=False) for t in positions]
-    fixed = decoding.decode_flops(wide, 1, cached=True) - decoding.cache_crossover_slope(wide)
+    cached = [decode_costs.decode_flops(wide, t, cached=True) for t in positions]
+    recompute = [decode_costs.decode_flops(wide, t, cached=False) for t in positions]
+    fixed = decode_costs.decode_flops(wide, 1, cached=True) - decode_costs.cache_crossover_slope(
+        wide
+    )
     growing = [c - fixed for c in cached]
-    crossover = decoding.cache_crossover(cfg)
+    crossover = decode_costs.cache_crossover(cfg)
     assert crossover is not None, "GPT-2's sizes have no window: the cache's cost always grows"
     fig, ax = plt.subplots(figsize=(layout.width, layout.line_height), layout="constrained")
     ax.plot(positions, recompute, "-o", markersize=4, label="no cache: run all t tokens again")
@@ -187,7 +189,7 @@ def draw_decode_flops(cfg: ModelConfig, layout: Layout = WIDE):
     )
     ax.axvspan(cfg.n_ctx, last, color="#000", alpha=0.05, linewidth=0)
     log_axes(ax, positions[::2] if layout == WIDE else positions[::4])
-    ratio = decoding.decode_flops(cfg, cfg.n_ctx, cached=False) / decoding.decode_flops(
+    ratio = decode_costs.decode_flops(cfg, cfg.n_ctx, cached=False) / decode_costs.decode_flops(
         cfg, cfg.n_ctx, cached=True
     )
     note = beyond_context(ax, cfg, layout)

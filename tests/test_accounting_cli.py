@@ -7,7 +7,7 @@ import re
 import pytest
 
 from generator import accounting as acc
-from generator import decoding, scaling
+from generator import decode_costs, scaling
 from generator.cli import main
 from generator.config import CONFIGS
 from generator.models import get_size
@@ -31,7 +31,7 @@ def test_fmt_int_and_tex_int():
 def test_a_row_label_names_its_numbers_and_the_renderers_write_them_out():
     """The accounting computes numbers and never formats them: a label names its numbers, and
     row_label (a renderer) writes them out, or words in their place."""
-    rows = {r.key: r for r in decoding.kv_cache_rows(get_size("mistral-7b-v0.1"), 8192)}
+    rows = {r.key: r for r in decode_costs.kv_cache_rows(get_size("mistral-7b-v0.1"), 8192)}
     window = rows["context.values"]
     assert window.label == "Values for {T} tokens (a window keeps the last {kept})"
     assert row_label(window) == "Values for 8,192 tokens (a window keeps the last 4,095)"
@@ -119,9 +119,9 @@ def test_numbers_print_the_cache_and_training_rows(capsys):
     cache = next(
         line for line in out.splitlines() if line.startswith("KV cache") and "Values per" in line
     )
-    assert cache.split()[-1] == fmt_int(decoding.kv_values_per_token(cfg))
+    assert cache.split()[-1] == fmt_int(decode_costs.kv_values_per_token(cfg))
     steps = [line.split()[-1] for line in out.splitlines() if "Step total" in line]
-    assert steps == [fmt_int(decoding.decode_flops(cfg, 300, cached=c)) for c in (True, False)]
+    assert steps == [fmt_int(decode_costs.decode_flops(cfg, 300, cached=c)) for c in (True, False)]
     train = next(line for line in out.splitlines() if "Training step total" in line)
     assert train.split()[-1] == fmt_int(scaling.train_flops_per_token(cfg, 300))
     assert "reads token number t = 300" in out

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from generator import accounting as acc
-from generator import decoding, scaling
+from generator import decode_costs, scaling
 from generator.config import CONFIGS, SIZES, TOY
 
 torch = pytest.importorskip("torch")
@@ -64,9 +64,9 @@ def test_cache_values_per_token_equal_transformers_cache(name):
     model = meta_model(name)
     cache = prefill(model, 7)
     held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-    assert held == decoding.kv_values_per_token(cfg) * 7
-    assert decoding.kv_values_per_token(cfg) == 2 * cfg.n_layer * cfg.d_model
-    rows = {r.key: r.value for r in decoding.kv_cache_rows(cfg)}
+    assert held == decode_costs.kv_values_per_token(cfg) * 7
+    assert decode_costs.kv_values_per_token(cfg) == 2 * cfg.n_layer * cfg.d_model
+    rows = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg)}
     assert rows["bytes.float32"] == held // 7 * cache.layers[0].keys.element_size()
     assert rows["context.float16"] == rows["values"] * cfg.n_ctx * torch.float16.itemsize
 
@@ -74,7 +74,7 @@ def test_cache_values_per_token_equal_transformers_cache(name):
 def test_engine_cache_holds_the_counted_values():
     cfg = dataclasses.replace(TOY, name="toy-bias", bias=True)
     step = decode_step(random_weights(cfg), cfg, np.arange(5))
-    assert step.cache.size == decoding.kv_values_per_token(cfg) * 5
+    assert step.cache.size == decode_costs.kv_values_per_token(cfg) * 5
 
 
 @pytest.mark.parametrize("name", SIZES)
@@ -86,18 +86,18 @@ def test_decode_step_flops_equal_flop_counter(name, t):
     with_cache = counted(
         lambda: model(ids(1), cache=cache, use_cache=True, attention_mask=mask(1, t))
     )
-    assert with_cache.get_total_flops() == decoding.decode_flops(cfg, t, cached=True)
+    assert with_cache.get_total_flops() == decode_costs.decode_flops(cfg, t, cached=True)
     recompute = counted(
         lambda: model(ids(t), use_cache=False, attention_mask=mask(t, t), logits_to_keep=1)
     )
-    assert recompute.get_total_flops() == decoding.decode_flops(cfg, t, cached=False)
+    assert recompute.get_total_flops() == decode_costs.decode_flops(cfg, t, cached=False)
 
 
 @pytest.mark.parametrize("name", ("gpt2", "gpt2-xl"))
 def test_cache_crossover_is_where_the_counted_grid_passes_the_rest(name):
     """Past n_ctx, as if wpe had more rows: eager attention's grid matmuls are its bmm calls."""
     cfg = CONFIGS[name]
-    t = decoding.cache_crossover(cfg)
+    t = decode_costs.cache_crossover(cfg)
     model = meta_model(name, n_positions=t)
 
     def grid_and_rest(t: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@ import functools
 import pytest
 
 from generator import accounting as acc
-from generator import decoding, scaling
+from generator import decode_costs, scaling
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
 from generator.models.llama.names import NAMES as LLAMA_NAMES
@@ -185,7 +185,7 @@ def test_a_decoding_step_equals_the_flop_counter_and_the_cache_its_count(name: s
         with torch.no_grad():
             cache = model(prefix, attention_mask=mask, cache=cache, use_cache=True).cache
         held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-        rows = {r.key: r.value for r in decoding.kv_cache_rows(cfg, t - 1)}
+        rows = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg, t - 1)}
         assert held == rows["context.values"], t
         keys = cache.layers[0].keys.shape[2] + 1  # what the new query is compared with
         with torch.device("meta"):
@@ -193,7 +193,7 @@ def test_a_decoding_step_equals_the_flop_counter_and_the_cache_its_count(name: s
             mask = torch.zeros((1, 1, 1, keys))
         with FlopCounterMode(display=False) as counter, torch.no_grad():
             model(step, attention_mask=mask, cache=cache, use_cache=True)
-        assert counter.get_total_flops() == decoding.decode_flops(cfg, t, cached=True), t
+        assert counter.get_total_flops() == decode_costs.decode_flops(cfg, t, cached=True), t
 
 
 @pytest.mark.parametrize("name", ["gqa", "mqa-window"])
@@ -207,9 +207,9 @@ def test_flops_at_shorter_contexts(name: str, T: int) -> None:
 
 def test_the_kv_cache_shrinks_by_n_head_over_n_kv_head() -> None:
     llama, mistral = LLAMA.sizes["llama-2-7b"], LLAMA.sizes["mistral-7b-v0.1"]
-    assert decoding.kv_values_per_token(llama) == 2 * 32 * 4096
-    assert decoding.kv_values_per_token(mistral) * mistral.n_rep == decoding.kv_values_per_token(
-        llama
-    )
+    assert decode_costs.kv_values_per_token(llama) == 2 * 32 * 4096
+    assert decode_costs.kv_values_per_token(
+        mistral
+    ) * mistral.n_rep == decode_costs.kv_values_per_token(llama)
     for cfg in SIZES.values():  # what transformers' cache holds per token: k and v of each layer
-        assert decoding.kv_values_per_token(cfg) == 2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head
+        assert decode_costs.kv_values_per_token(cfg) == 2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head

@@ -63,7 +63,7 @@ def test_cached_figures_equal_fresh_ones_and_a_corrupt_cache_is_rebuilt(tmp_path
 
 @pytest.mark.parametrize("name", ("gpt2", "gpt2-xl"))
 def test_decode_figure_states_the_counted_crossover_and_ratio(name: str) -> None:
-    from generator import decoding
+    from generator import decode_costs
     from generator.charts import decode_flops_figure
 
     cfg = CONFIGS[name]
@@ -71,8 +71,8 @@ def test_decode_figure_states_the_counted_crossover_and_ratio(name: str) -> None
     assert svg == decode_flops_figure(cfg)
     text = svg.decode()
     # the crossover is checked against FlopCounterMode in test_accounting_generation
-    assert f"at t = {decoding.cache_crossover(cfg):,}" in text
-    ratio = decoding.decode_flops(cfg, 1024, cached=False) / decoding.decode_flops(
+    assert f"at t = {decode_costs.cache_crossover(cfg):,}" in text
+    ratio = decode_costs.decode_flops(cfg, 1024, cached=False) / decode_costs.decode_flops(
         cfg, 1024, cached=True
     )
     assert f"no cache costs {ratio:,.0f}× more" in text

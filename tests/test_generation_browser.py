@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator import decoding
+from generator import decode_costs
 from generator.config import CONFIGS
 from generator.render.numbers import fmt_int
 from tests.browser_helpers import off_site, recorded
@@ -20,7 +20,7 @@ def test_generation_page_follows_the_size_tabs(browser, site_url):
     page.locator(".tabbed-labels > label", has_text=xl.label).first.click()
     visible = page.locator('[data-q="kv.values"]:visible')
     assert visible.count() == 1
-    assert visible.inner_text() == fmt_int(decoding.kv_values_per_token(xl))
+    assert visible.inner_text() == fmt_int(decode_costs.kv_values_per_token(xl))
     new_rows = page.locator(".itm-gen-step tr.is-new:visible")
     cached_rows = page.locator(".itm-gen-step tr.is-cached:visible")
     assert new_rows.count() > 0 and cached_rows.count() > 0

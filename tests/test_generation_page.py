@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from bs4 import BeautifulSoup
 
-from generator import blocks, decoding, scaling
+from generator import blocks, decode_costs, scaling
 from generator.config import CONFIGS, SIZES
 from generator.engine import forward
 from generator.engine.layers import softmax
@@ -118,7 +118,7 @@ def test_page_shows_the_grids_and_the_accounting(built_site: Path):
             for i in step.cached:
                 assert k_rows[i].select("td") == before[i].select("td")
     values = [int(s.get_text().replace(",", "")) for s in soup.select('[data-q="kv.values"]')]
-    assert values == [decoding.kv_values_per_token(CONFIGS[n]) for n in SIZES]
+    assert values == [decode_costs.kv_values_per_token(CONFIGS[n]) for n in SIZES]
     commit = load_lock(ROOT / "sources/lock.toml").repos["openai/gpt-2"].commit
     links = {a["href"] for a in soup.select('a[href*="src/sample.py"]')}
     assert all(f"/blob/{commit}/src/sample.py#L" in href for href in links)

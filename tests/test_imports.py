@@ -111,7 +111,7 @@ LAYER_OF = {
     "generator.config": "models",
     "generator.engine": "models",
     "generator.accounting": "models",
-    "generator.decoding": "models",
+    "generator.decode_costs": "models",
     "generator.scaling": "models",
     "generator.glossary": "models",
     "generator.differences": "models",

@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import DynamicCache  # noqa: E402
 
-from generator import accounting, decoding  # noqa: E402
+from generator import accounting, decode_costs  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.decode import decode_step  # noqa: E402
 from generator.models.decoder import forward  # noqa: E402
@@ -77,7 +77,7 @@ def test_cached_decoding_equals_transformers_cache_step_by_step(cfg) -> None:
         assert np.abs(mine - their).max() < ATOL
     held = sum(layer.keys.numel() + layer.values.numel() for layer in hf_cache.layers)
     assert cache is not None and cache.values == held
-    rows = {r.key: r.value for r in decoding.kv_cache_rows(cfg, len(ids))}
+    rows = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg, len(ids))}
     assert rows["context.values"] == held
 
 
@@ -163,7 +163,7 @@ def test_a_decoding_step_equals_the_flop_counter(cfg) -> None:
         cache = model(torch.as_tensor(ids[:-1])[None, :], cache=cache, use_cache=True).cache
         with FlopCounterMode(display=False) as counter:
             model(torch.as_tensor(ids[-1:])[None, :], cache=cache, use_cache=True)
-    assert counter.get_total_flops() == decoding.decode_flops(cfg, t, cached=True)
+    assert counter.get_total_flops() == decode_costs.decode_flops(cfg, t, cached=True)
 
 
 @pytest.mark.parametrize(
@@ -279,7 +279,7 @@ def test_the_cache_crossover_of_latent_attention_is_where_transformers_reading_p
             reading += counts[f"{attn}.kv_b_proj"] - new_row  # the cached latents read out
         return reading, counter.get_total_flops() - reading
 
-    t = decoding.cache_crossover(cfg)
+    t = decode_costs.cache_crossover(cfg)
     assert t is not None and t <= cfg.n_ctx
     reading, rest = reading_and_rest(t)
     assert reading > rest
@@ -300,4 +300,4 @@ def test_the_caches_that_outweigh_the_weights_are_the_caches_transformers_holds(
         cache = model(torch.as_tensor(ids)[None, :], cache=cache, use_cache=True).cache
     held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
     params = sum(p.numel() for p in model.parameters())
-    assert decoding.cache_outweighs_weights(cfg) == params // held + 1
+    assert decode_costs.cache_outweighs_weights(cfg) == params // held + 1

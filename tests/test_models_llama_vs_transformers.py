@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # runs torch / transformers
 
 from transformers import DynamicCache  # noqa: E402
 
-from generator import decoding  # noqa: E402
+from generator import decode_costs  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
 from generator.models.cache import bytes_per_token  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
@@ -197,7 +197,7 @@ def test_cached_decoding_equals_transformers_cache_and_the_full_forward(name: st
         assert cache.layers[layer].shape == (2, *keys.shape)
         np.testing.assert_allclose(cache.layers[layer][0], keys, rtol=0, atol=1e-13)
         np.testing.assert_allclose(cache.layers[layer][1], values, rtol=0, atol=1e-13)
-    held = {r.key: r.value for r in decoding.kv_cache_rows(cfg, bounds[-1])}
+    held = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg, bounds[-1])}
     assert held["context.values"] == cache.values
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator import accounting as acc
-from generator import decoding
+from generator import decode_costs
 from generator.models import FAMILIES
 from generator.pages.chain import side_by_side_models, steps
 from generator.render.code import excerpt_anchor
@@ -74,7 +74,7 @@ def test_each_frontier_family_page_counts_like_transformers(built_site: Path, fa
         active = number(block.select_one('[data-q="params.active"]').get_text())
         assert active == acc.active_params(cfg) < total
         kv = number(block.select_one('[data-q="kv.values"]').get_text())
-        assert kv == decoding.kv_values_per_token(cfg)
+        assert kv == decode_costs.kv_values_per_token(cfg)
 
 
 def test_the_chain_prints_every_cost_its_reason_and_both_sides(built_site: Path) -> None:

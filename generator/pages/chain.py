@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator import accounting, decoding
+from generator import accounting, decode_costs
 from generator.models import FAMILIES
 from generator.models.config import ModelConfig
 from generator.models.papers import Paper
@@ -59,14 +59,14 @@ def _latent_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
     """A latent per position against every head's keys and values, in the cache; and the decoding
     step, which with the latents reads every cached one out again (transformers' code), where a
     cache of keys and values is read as it is."""
-    full, latent = decoding.full_kv_values_per_token(cfg), decoding.kv_values_per_token(cfg)
+    full, latent = decode_costs.full_kv_values_per_token(cfg), decode_costs.kv_values_per_token(cfg)
     T = cfg.n_ctx
-    step = decoding.decode_flops(cfg, T, cached=True)
+    step = decode_costs.decode_flops(cfg, T, cached=True)
     return [
         ("KV cache per token, values", full, latent),
         ("KV cache per token, bytes in bfloat16", 2 * full, 2 * latent),
         (f"FLOPs of the decoding step reading token {fmt_int(T)}, as transformers runs it",
-         step - math.prod(decoding.latent_readout(cfg, T)), step),
+         step - math.prod(decode_costs.latent_readout(cfg, T)), step),
     ]  # fmt: skip
 
 
@@ -86,7 +86,7 @@ def _alternating_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
     T = cfg.n_ctx
 
     def bytes_after(c: ModelConfig) -> int:
-        return next(r.value for r in decoding.kv_cache_rows(c, T) if r.key == "context.float16")
+        return next(r.value for r in decode_costs.kv_cache_rows(c, T) if r.key == "context.float16")
 
     return [
         (f"Attention FLOPs per token at T = {fmt_int(T)}",
@@ -95,7 +95,7 @@ def _alternating_costs(cfg: ModelConfig) -> list[tuple[str, int, int]]:
         (f"KV cache bytes after {fmt_int(T)} tokens (bfloat16)", bytes_after(full),
          bytes_after(cfg)),
         (f"FLOPs of the decoding step reading token {fmt_int(T)}",
-         decoding.decode_flops(full, T, cached=True), decoding.decode_flops(cfg, T, cached=True)),
+         decode_costs.decode_flops(full, T, cached=True), decode_costs.decode_flops(cfg, T, cached=True)),
     ]  # fmt: skip
 
 
@@ -199,7 +199,7 @@ def side_by_side() -> list[tuple[ModelConfig, dict[str, int]]]:
     rows = []
     for cfg in side_by_side_models():
         T = min(SIDE_BY_SIDE_CONTEXT, cfg.n_ctx)
-        kv = {r.key: r.value for r in decoding.kv_cache_rows(cfg, T)}
+        kv = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg, T)}
         rows.append(
             (
                 cfg,

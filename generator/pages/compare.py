@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from generator import accounting, decoding
+from generator import accounting, decode_costs
 from generator.models.config import ModelConfig
 from generator.models.llama.changes import CHANGES, Change
 from generator.render.numbers import fmt_int
@@ -50,15 +50,15 @@ def _flops(component: str) -> Callable[[ModelConfig], int]:
 
 
 def _kv_bytes(cfg: ModelConfig) -> int:
-    return next(r.value for r in decoding.kv_cache_rows(cfg) if r.key == "bytes.float16")
+    return next(r.value for r in decode_costs.kv_cache_rows(cfg) if r.key == "bytes.float16")
 
 
 def _kv_context_bytes(cfg: ModelConfig) -> int:
-    return next(r.value for r in decoding.kv_cache_rows(cfg) if r.key == "context.float16")
+    return next(r.value for r in decode_costs.kv_cache_rows(cfg) if r.key == "context.float16")
 
 
 def _decode_flops(cfg: ModelConfig) -> int:
-    return decoding.decode_flops(cfg, cfg.n_ctx, cached=True)
+    return decode_costs.decode_flops(cfg, cfg.n_ctx, cached=True)
 
 
 def _components(cfg: ModelConfig) -> tuple[str, ...]:

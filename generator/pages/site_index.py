@@ -3,7 +3,7 @@ Sources page's from sources_page.py and the "What changed" page's from changes_p
 
 from __future__ import annotations
 
-from generator import accounting, blocks, decoding, scaling
+from generator import accounting, blocks, decode_costs, scaling
 from generator.config import ModelConfig
 from generator.errors import InputError
 from generator.models import get_family
@@ -121,7 +121,7 @@ class SiteMacros(SourcesMacros, ChangeMacros):
         def render(cfg: ModelConfig) -> str:
             m = scaling.model_summary(cfg)
             grid = scaling.attention_grid_flops(cfg)
-            kv = {r.key: r.value for r in decoding.kv_cache_rows(cfg)}
+            kv = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg)}
             tied = "tied to the token embedding" if cfg.tied_embeddings else "untied"
             experts = cfg.experts is not None  # what a token reads is then less than the model
             over = "the keys each query sees" if cfg.sliding_window else "the T × T grid"
@@ -183,7 +183,7 @@ class SiteMacros(SourcesMacros, ChangeMacros):
                     [
                         (
                             "… every head's keys and values, were they cached, values",
-                            decoding.full_kv_values_per_token(cfg),
+                            decode_costs.full_kv_values_per_token(cfg),
                             "kv.full_values",
                         )
                     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from generator import accounting as acc
-from generator import decoding, scaling
+from generator import decode_costs, scaling
 from generator.accounting import Row
 from generator.config import ModelConfig
 from generator.models import get_family
@@ -40,7 +40,7 @@ def tables_text(cfg: ModelConfig, n_ctx: int, component: str | None, fmt: str) -
     wrap = textwrap.TextWrapper(100, comment, comment, break_on_hyphens=False)
     parts.append(wrap.fill(acc.FLOP_CONVENTION))
     if not component:
-        parts += [wrap.fill(decoding.DECODE_NOTE), wrap.fill(scaling.TRAIN_NOTE)]
+        parts += [wrap.fill(decode_costs.DECODE_NOTE), wrap.fill(scaling.TRAIN_NOTE)]
     return "\n\n".join(parts)
 
 
@@ -199,18 +199,18 @@ def summary(cfg: ModelConfig, n_ctx: int) -> Table:
 def generation(cfg: ModelConfig, n_ctx: int) -> Table:
     """The KV cache's size, and the step that reads token number T with and without it."""
     rows: list[list[Cell]] = [
-        ["KV cache", row_label(r), r, r.value] for r in decoding.kv_cache_rows(cfg, n_ctx)
+        ["KV cache", row_label(r), r, r.value] for r in decode_costs.kv_cache_rows(cfg, n_ctx)
     ]
     for cached, kind in ((True, "with cache"), (False, "recompute")):
-        for r in decoding.decode_flop_rows(cfg, n_ctx, cached=cached):
+        for r in decode_costs.decode_flop_rows(cfg, n_ctx, cached=cached):
             rows.append([f"FLOPs, {kind}", row_label(r), r, r.value])
-        total = decoding.decode_flops(cfg, n_ctx, cached=cached)
+        total = decode_costs.decode_flops(cfg, n_ctx, cached=cached)
         rows.append([f"FLOPs, {kind}", "Step total", "", total])
-    crossover = decoding.cache_crossover(cfg) or "never: the windows cap the keys read"
+    crossover = decode_costs.cache_crossover(cfg) or "never: the windows cap the keys read"
     first_t = "First t where reading the cache costs more than the rest"
     outweigh = "Full-context sequences whose caches outweigh the weights"
     rows.append(["crossover", first_t, "", crossover])
-    rows.append(["crossover", outweigh, "", decoding.cache_outweighs_weights(cfg)])
+    rows.append(["crossover", outweigh, "", decode_costs.cache_outweighs_weights(cfg)])
     caption = f"{cfg.label}: generation, the step that reads token number t = {fmt_int(n_ctx)}"
     return (caption, ["Kind", "Row", "Calculation", "Value"], rows)
 
