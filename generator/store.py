@@ -499,7 +499,7 @@ class Store:
     def _build_starts(self) -> list[float]:
         try:
             starts = json.loads(read_regular(self.root / BUILDS_FILE, max_bytes=1 << 16))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: [[[[…
             return []
         if not isinstance(starts, list):
             return []
