@@ -34,7 +34,8 @@ from transformers import (  # noqa: E402
 from transformers.masking_utils import causal_mask_function, sliding_window_overlay  # noqa: E402
 from transformers.modeling_rope_utils import _compute_yarn_parameters  # noqa: E402
 
-from generator.models import latent, ops  # noqa: E402
+from generator import decoding  # noqa: E402
+from generator.models import FAMILIES, latent, ops  # noqa: E402
 from generator.models.checkpoint import sub_weights  # noqa: E402
 from generator.models.config import Yarn  # noqa: E402
 from generator.models.latent import LatentAttention  # noqa: E402
@@ -546,3 +547,7 @@ def test_cache_values_per_token_of_deepseek_v3_config() -> None:
     assert held * config.num_hidden_layers == latent_cache_values_per_token(cfg, 61)
     assert keys.numel() + values.numel() == full_cache_values_per_token(cfg)
     assert config.num_hidden_layers == 61
+    printed = FAMILIES["deepseek-v3"].sizes["deepseek-v3"]  # what the page's numbers come from
+    assert held * config.num_hidden_layers == decoding.kv_values_per_token(printed)
+    full = (keys.numel() + values.numel()) * config.num_hidden_layers
+    assert full == decoding.full_kv_values_per_token(printed)
