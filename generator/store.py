@@ -185,19 +185,42 @@ def _header_fields(head: bytes) -> dict[str, object]:
     if ours and not head.startswith(HEADER):
         version = head.split(b" ", 1)[0].decode("ascii", "replace")
         raise _Foreign(f"written by another version of the generator ({version})")
-    fields = None
-    if head.startswith(HEADER):
-        with contextlib.suppress(ValueError):
-            fields = json.loads(head.removeprefix(HEADER))
+    if not head.startswith(HEADER):
+        raise _Damaged(f"its first line is not an {HEADER.decode().strip()} header")
+    try:
+        fields = json.loads(head.removeprefix(HEADER))
+    except (ValueError, RecursionError):  # RecursionError: [[[[…
+        raise _Damaged("its header is not JSON") from None
     if not isinstance(fields, dict):
-        raise _Damaged("its header does not vouch for its content")
+        raise _Damaged("its header is not a JSON object")
     return fields
+
+
+def _mismatch(found: dict[str, object], expected: dict[str, object]) -> str | None:
+    """What in an entry's header differs from the one its kind, key and payload call for, or
+    None; it names fields, never a value (the signature is checked apart)."""
+    missing, extra = expected.keys() - found.keys(), found.keys() - expected.keys()
+    if missing:
+        return f"its header lacks {_names(missing)}"
+    if extra:
+        return f"its header has fields it should not: {_names(extra)}"
+    if found["sha256"] != expected["sha256"]:
+        return "its payload does not hash to the sha256 its header names"
+    for name in ("kind", "key"):
+        if found[name] != expected[name]:
+            return f"its header names another {name}"
+    return None
+
+
+def _names(names: set[str]) -> str:
+    """Field names as JSON strings, on one line however they were written."""
+    return ", ".join(json.dumps(name) for name in sorted(names))
 
 
 def _wrong_size(size: int, stated: object) -> str:
     """Why an entry whose payload has `size` bytes, its header saying `stated`, is refused."""
     if not isinstance(stated, int):
-        return "its header does not vouch for its content"
+        return "its header states no size"
     if size < stated:
         return f"it is truncated: {size:,} bytes of payload, its header says {stated:,}"
     return f"it has {size:,} bytes of payload, its header says {stated:,}"
@@ -333,14 +356,16 @@ class Store:
             return None
         fields, payload = read
         expected = self._header(kind, key, payload, signed=signed)
-        if fields.keys() != expected.keys():
-            self.discard(path, "its header does not vouch for its content")
+        mac = fields.pop("mac", None) if signed else None  # absent: not signed
+        wrong = _mismatch(fields, {k: v for k, v in expected.items() if k != "mac"})
+        if wrong is not None:
+            self.discard(path, wrong)
             return None
-        mac = fields.pop("mac", "")
-        if fields != {k: v for k, v in expected.items() if k != "mac"}:
-            self.discard(path, "its header does not vouch for its content")
-            return None
-        if signed and not (isinstance(mac, str) and hmac.compare_digest(mac, str(expected["mac"]))):
+        if signed and not (
+            isinstance(mac, str)  # compare_digest refuses a str that is not ASCII
+            and mac.isascii()
+            and hmac.compare_digest(mac, str(expected["mac"]))
+        ):
             why = f"not signed with {self.key_path.name}: forged, or made by another checkout"
             self._discard_batch(path, kind, why)
             return None
@@ -474,7 +499,7 @@ class Store:
     def _build_starts(self) -> list[float]:
         try:
             starts = json.loads(read_regular(self.root / BUILDS_FILE, max_bytes=1 << 16))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: [[[[…
             return []
         if not isinstance(starts, list):
             return []

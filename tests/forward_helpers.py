@@ -1,5 +1,6 @@
 """Shared helpers for the forward-pass tests: a tiny GPT-2-shaped checkpoint written by the test,
-a pin for it, and a guard that fails any socket to a host other than 127.0.0.1."""
+a pin for it, a guard that fails any socket to a host other than 127.0.0.1, and a digest that
+tells two sets of weights apart."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 from generator.checkpoints import CheckpointPin, PinnedFile
 from generator.config import CONFIGS
 from generator.engine import random_weights
+from generator.engine.layers import Weights
 from generator.forward.bpe import bytes_to_unicode
 
 # GPT-2's shape rules with everything small: 2 blocks, 2 heads, width 16, a byte-level vocabulary.
@@ -116,3 +118,13 @@ def pins_toml(paths: dict[str, Path]) -> str:
         f'repo = "{pin.repo}"\nrevision = "{pin.revision}"\nmodel = "tiny"\n'
         'license = "test"\nenv = "ITM_GPT2_WEIGHTS"\n' + files
     )
+
+
+def weights_digest(weights: Weights) -> str:
+    """sha256 over every tensor's name, shape and bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(weights):
+        array = np.ascontiguousarray(weights[name], dtype=np.float32)
+        digest.update(f"{name}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()

@@ -258,3 +258,20 @@ def test_lines_follow_their_text(body: list[str], selected, expected) -> None:
     new_range = ((9, 8 + len(body)),)
     move = Move(((7, 12),), lines_text(V1, (7, 12)), new_range, new_text)
     assert carried(selected, line_map(move)) == expected
+
+
+def test_a_page_that_is_not_utf8_is_named_with_its_first_bad_byte(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A page in Latin-1 was refused in Python's words ("cannot read the page: 'utf-8' codec
+    can't decode byte 0xe9 in position 5…"); it now says what every other reader says, and
+    the bump writes nothing."""
+    site = toy_site(tmp_path)
+    (site.root / "docs" / "notes.md").write_bytes("# Caf\xe9\n".encode("latin-1"))
+    lock_before = site.lock.read_bytes()
+    new = make_upstream(site.upstream, {PATH: MOVED})
+    assert bump(site, new, monkeypatch, "--write") != 0
+    err = capsys.readouterr().err
+    assert "docs/notes.md: not UTF-8 text (byte 0xE9 at offset 5)" in err
+    assert "codec" not in err and "Traceback" not in err
+    assert site.lock.read_bytes() == lock_before

@@ -28,10 +28,10 @@ from generator.forward.standin import (
     load_standin,
     standin_config,
     vocabulary,
-    weights_digest,
 )
 from generator.forward.standin_training import probe_scores, probe_sequences, train
 from generator.forward.tokens import WordTokenizer
+from tests.forward_helpers import weights_digest
 from tests.site_helpers import ROOT, build_env
 
 SHORT = dataclasses.replace(TRAINING, steps=12, batch=8)  # enough steps to test determinism
@@ -74,7 +74,8 @@ def project_copy(tmp_path: Path) -> Path:
 def test_committed_file_loads_without_importing_torch(committed):
     code = (
         "import sys, pathlib\n"
-        "from generator.forward.standin import load_standin, weights_digest\n"
+        "from generator.forward.standin import load_standin\n"
+        "from tests.forward_helpers import weights_digest\n"
         f"s = load_standin(pathlib.Path({str(ROOT)!r}))\n"
         "print(weights_digest(s.weights))\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"

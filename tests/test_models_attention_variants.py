@@ -34,7 +34,8 @@ from transformers import (  # noqa: E402
 from transformers.masking_utils import causal_mask_function, sliding_window_overlay  # noqa: E402
 from transformers.modeling_rope_utils import _compute_yarn_parameters  # noqa: E402
 
-from generator.models import latent, ops  # noqa: E402
+from generator import decoding  # noqa: E402
+from generator.models import FAMILIES, latent, ops  # noqa: E402
 from generator.models.checkpoint import sub_weights  # noqa: E402
 from generator.models.config import Yarn  # noqa: E402
 from generator.models.latent import LatentAttention  # noqa: E402
@@ -398,6 +399,24 @@ def _deepseek_config(cfg: LatentAttention, eps: float, n_layer: int, vocab: int 
 LATENTS = [_random_latent(i) for i in range(24)]
 
 
+def latent_cache_values_per_token(cfg: LatentAttention, n_layer: int = 1) -> int:
+    """Values one more position adds to a latent cache: c_kv and k_rope per layer, c + r."""
+    return n_layer * cfg.latent_width
+
+
+def full_cache_values_per_token(cfg: LatentAttention, n_layer: int = 1) -> int:
+    """Values one more position adds to a cache of every head's key and value (the keys and
+    values DeepseekV3Attention.expand_kv makes): h · ((nope + r) + dv) per layer."""
+    return n_layer * cfg.n_head * (cfg.qk_head_dim + cfg.v_head_dim)
+
+
+def empty_latent_cache(
+    cfg: LatentAttention, n_layer: int, dtype: np.dtype | type = np.float64
+) -> np.ndarray:
+    """A latent cache holding no positions yet: [n_layer, 0, c + r] (c_kv ‖ k_rope per row)."""
+    return np.zeros((n_layer, 0, cfg.latent_width), dtype=dtype)
+
+
 @pytest.mark.parametrize(("cfg", "eps"), LATENTS, ids=[f"mla{i}" for i in range(len(LATENTS))])
 def test_latent_attention_is_deepseek_v3_attention(cfg: LatentAttention, eps: float) -> None:
     """Inside a 1-layer DeepseekV3Model, at positions offset up to 3000 (YaRN's ramp), T = 1 to
@@ -418,13 +437,13 @@ def test_latent_attention_is_deepseek_v3_attention(cfg: LatentAttention, eps: fl
         model(inputs_embeds=t(x), position_ids=t(offset + np.arange(nd))[None], use_cache=False)
     [(_, normed, theirs)] = calls
     cos, sin = latent.rotary(cfg, offset + np.arange(nd))
-    empty = latent.empty_latent_cache(cfg, 1)[0]
+    empty = empty_latent_cache(cfg, 1)[0]
     for absorb in (False, True):
         ours, present, _ = latent.latent_attention(
             normed, state, cfg, cos, sin, empty, absorb=absorb
         )
         _close(ours, theirs, f"MLA (absorb={absorb})")
-        assert present.shape == (nd, latent.latent_cache_values_per_token(cfg))
+        assert present.shape == (nd, latent_cache_values_per_token(cfg))
 
 
 def _numpy_deepseek(
@@ -467,7 +486,7 @@ def test_latent_cache_decoding_is_transformers_cached_decoding(index: int) -> No
     _randomize(model, 7 + index)
     state = _numpy_state(model)
     ids = np.random.default_rng(index).integers(0, 11, 9)
-    cache = latent.empty_latent_cache(cfg, 2)
+    cache = empty_latent_cache(cfg, 2)
     with _expanded_kv() as expanded, float64_inside(), torch.no_grad():
         theirs = model(t(ids[:4])[None], use_cache=True)
         for step in range(4, 10):
@@ -480,14 +499,14 @@ def test_latent_cache_decoding_is_transformers_cached_decoding(index: int) -> No
                 theirs = model(t(ids[step : step + 1])[None], cache=theirs.cache, use_cache=True)
     ns = len(ids)
     assert sum(layer.keys.numel() + layer.values.numel() for layer in held) == ns * (
-        latent.latent_cache_values_per_token(cfg, n_layer=2)
+        latent_cache_values_per_token(cfg, n_layer=2)
     )
-    assert cache.size == ns * latent.latent_cache_values_per_token(cfg, n_layer=2)
+    assert cache.size == ns * latent_cache_values_per_token(cfg, n_layer=2)
     last_step = expanded[-2:]  # both layers' keys and values over all ns positions
     assert all(keys.shape == (1, cfg.n_head, ns, cfg.qk_head_dim) for keys, _ in last_step)
     assert all(values.shape == (1, cfg.n_head, ns, cfg.v_head_dim) for _, values in last_step)
     full = sum(keys.numel() + values.numel() for keys, values in last_step)
-    assert full == ns * latent.full_cache_values_per_token(cfg, n_layer=2)
+    assert full == ns * full_cache_values_per_token(cfg, n_layer=2)
 
 
 @contextmanager
@@ -525,6 +544,10 @@ def test_cache_values_per_token_of_deepseek_v3_config() -> None:
     [layer] = cache.layers
     held = layer.keys.numel() + layer.values.numel()
     [(keys, values)] = expanded
-    assert held * config.num_hidden_layers == latent.latent_cache_values_per_token(cfg, 61)
-    assert keys.numel() + values.numel() == latent.full_cache_values_per_token(cfg)
+    assert held * config.num_hidden_layers == latent_cache_values_per_token(cfg, 61)
+    assert keys.numel() + values.numel() == full_cache_values_per_token(cfg)
     assert config.num_hidden_layers == 61
+    printed = FAMILIES["deepseek-v3"].sizes["deepseek-v3"]  # what the page's numbers come from
+    assert held * config.num_hidden_layers == decoding.kv_values_per_token(printed)
+    full = (keys.numel() + values.numel()) * config.num_hidden_layers
+    assert full == decoding.full_kv_values_per_token(printed)

@@ -210,12 +210,12 @@ def test_a_llama_row_with_a_fraction_or_an_infinity_is_refused(change) -> None:
     truncates), and an infinite RoPE base was accepted: the pages would print another model.
     Issue 35: an infinite whole number (a context length) stopped `itm numbers` and the build
     with an OverflowError traceback, and bool() made True of an infinity or "no"."""
-    from generator.models.llama.sizes import Defaults, from_transformers
+    from generator.models.llama.sizes import TABLE, Defaults
 
     row = DEFAULTS["mistral-7b-v0.1"]
     bad = Defaults(row.config_class, row.label, {**row.fields, **change}, row.pinned)
     with pytest.raises(InputError) as refused:  # a ValueError was a traceback in `itm numbers`
-        from_transformers("bad", bad)
+        TABLE.spec("bad", bad)
     field = next(iter(change))
     assert refused.value.entry in (f"bad.{field}", f"bad.{FIELD_NAMES.get(field, field)}")
     assert refused.value.fix
@@ -245,12 +245,12 @@ def test_a_size_refused_while_the_commands_load_is_a_clear_error(monkeypatch, ca
 def test_an_inconsistent_llama_row_is_refused_in_its_own_names(change, field) -> None:
     """ModelConfig's check named no file and used its own field names (n_kv_head, d_model) for a
     row written in transformers' (num_key_value_heads, hidden_size) (review)."""
-    from generator.models.llama.sizes import SIZES_FILE, Defaults, from_transformers
+    from generator.models.llama.sizes import SIZES_FILE, TABLE, Defaults
 
     row = DEFAULTS["mistral-7b-v0.1"]
     bad = Defaults(row.config_class, row.label, {**row.fields, **change}, row.pinned)
     with pytest.raises(InputError) as refused:
-        from_transformers("bad", bad)
+        TABLE.spec("bad", bad)
     error = refused.value
     assert (error.file, error.entry) == (SIZES_FILE, f"bad.{field}")
     assert field in error.problem + error.fix

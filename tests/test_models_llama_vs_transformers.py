@@ -22,7 +22,6 @@ from transformers import DynamicCache  # noqa: E402
 
 from generator import decode_costs  # noqa: E402
 from generator.models import FAMILIES  # noqa: E402
-from generator.models.cache import bytes_per_token  # noqa: E402
 from generator.models.config import ModelConfig  # noqa: E402
 from generator.models.decode import decode_step  # noqa: E402
 from generator.models.decoder import forward  # noqa: E402
@@ -199,6 +198,12 @@ def test_cached_decoding_equals_transformers_cache_and_the_full_forward(name: st
         np.testing.assert_allclose(cache.layers[layer][1], values, rtol=0, atol=1e-13)
     held = {r.key: r.value for r in decode_costs.kv_cache_rows(cfg, bounds[-1])}
     assert held["context.values"] == cache.values
+
+
+def bytes_per_token(cfg: ModelConfig, dtype: np.dtype | type = np.float32) -> int:
+    """What one more position adds to the cache (before any window is full): a key and a value
+    per layer and kv head."""
+    return cfg.n_layer * 2 * cfg.n_kv_head * cfg.d_head * np.dtype(dtype).itemsize
 
 
 def test_cache_bytes_per_token_follow_n_kv_head() -> None:

@@ -92,11 +92,11 @@ def test_a_size_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
 def test_a_row_missing_a_field_the_spec_needs_is_refused(tmp_path: Path) -> None:
     """A field left out of a row (hidden_size) stopped the import with a KeyError traceback."""
     from generator.models.llama.sizes import SIZES_FILE as LLAMA_FILE
-    from generator.models.llama.sizes import from_transformers
+    from generator.models.llama.sizes import TABLE
 
     rows = load(tmp_path, "llama", llama_row(lambda row: row["fields"].pop("hidden_size")))
     with pytest.raises(InputError) as caught:
-        from_transformers("llama-2-7b", rows["llama-2-7b"])
+        TABLE.spec("llama-2-7b", rows["llama-2-7b"])
     error = caught.value
     assert (error.file, error.entry) == (LLAMA_FILE, "llama-2-7b.hidden_size"), error.render()
     assert "missing" in error.problem and "unset" in (error.fix or "")

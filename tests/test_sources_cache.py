@@ -141,6 +141,16 @@ def test_two_processes_write_the_same_entry_at_once(tmp_path: Path) -> None:
     assert files_under(tmp_path) == [Store(tmp_path).path_for(digest)]
 
 
+def reheaded(entry: bytes, **changes: object) -> bytes:
+    """The entry with its header's fields changed (a field set to None is left out)."""
+    from generator.store import HEADER
+
+    head, payload = entry.split(b"\n", 1)
+    fields = {**json.loads(head.removeprefix(HEADER)), **changes}
+    fields = {name: value for name, value in fields.items() if value is not None}
+    return HEADER + json.dumps(fields).encode() + b"\n" + payload
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
@@ -152,6 +162,20 @@ def test_two_processes_write_the_same_entry_at_once(tmp_path: Path) -> None:
             lambda entry: b"itm-store/1 " + entry.split(b" ", 1)[1],
             "written by another version of the generator (itm-store/1)",
         ),
+        (lambda entry: reheaded(entry, kind="figure"), "its header names another kind"),
+        (lambda entry: reheaded(entry, key="b" * 64), "its header names another key"),
+        (lambda entry: entry[:-1] + b"y", "its payload does not hash to the sha256 its header"),
+        (lambda entry: reheaded(entry, size="1000"), "its header states no size"),
+        (lambda entry: reheaded(entry, sha256=None), 'its header lacks "sha256"'),
+        (lambda entry: reheaded(entry, note="\n"), 'its header has fields it should not: "note"'),
+        (lambda entry: reheaded(entry, mac=None), "not signed with cache.key"),
+        (lambda entry: reheaded(entry, mac="0" * 64), "not signed with cache.key"),
+        (lambda entry: reheaded(entry, mac="\u00e9" * 64), "not signed with cache.key"),
+        (lambda entry: reheaded(entry, mac="\ud800"), "not signed with cache.key"),
+        (lambda entry: entry.replace(b'"kind":', b'"kind";', 1), "its header is not JSON"),
+        (lambda entry: b"itm-store/2 " + b"[" * 1000 + b"\n", "its header is not JSON"),
+        (lambda entry: b"itm-store/2 []\n" + entry, "its header is not a JSON object"),
+        (lambda entry: b"<svg>\n" + entry, "its first line is not an itm-store/2 header"),
     ],
 )
 def test_a_damaged_entry_is_discarded_saying_what_is_wrong(
@@ -159,14 +183,18 @@ def test_a_damaged_entry_is_discarded_saying_what_is_wrong(
 ) -> None:
     """A truncated font entry was discarded as "written by an older version of the generator":
     the one-line warning says what is wrong with it, whatever its kind."""
-    cache = Store(tmp_path)
+    cache = Store(tmp_path / "cache")
     cache.put_entry("font", "a" * 64, b"x" * 1000)
     path = cache.entry_path("font", "a" * 64)
+    signature = json.loads(path.read_bytes().split(b" ", 1)[1].split(b"\n")[0])["mac"]
     path.write_bytes(damage(path.read_bytes()))
     assert cache.get_entry("font", "a" * 64) is None
+    assert not path.exists()
     (warning,) = [r.getMessage() for r in caplog.records if "discarded" in r.getMessage()]
     assert said in warning
     assert warning.endswith("; rebuilding it") and "\n" not in warning
+    for secret in (cache.key_path.read_bytes().hex(), signature):  # never the key material
+        assert secret not in warning
 
 
 def test_a_forged_entry_is_refused_though_its_header_matches_its_bytes(tmp_path, caplog) -> None:
@@ -249,8 +277,10 @@ def test_the_cache_keeps_what_the_last_builds_used_and_prunes_the_rest(tmp_path:
 
 
 def test_a_damaged_build_record_only_delays_pruning(tmp_path: Path) -> None:
+    """builds.json nested deeper than json can parse (2,000 "[") stopped the build with a
+    RecursionError; 100,000 of them were refused by size alone."""
     store = Store(tmp_path)
-    for junk in (b"not json", b'{"a": 1}', b'[1e999, "x", true]', b"[" * 100000):
+    for junk in (b"not json", b'{"a": 1}', b'[1e999, "x", true]', b"[" * 2000, b"[" * 100000):
         (tmp_path / "builds.json").write_bytes(junk)
         assert store.prune(5000.0, keep=set()) == 0
         assert json.loads((tmp_path / "builds.json").read_text()) == [5000.0]

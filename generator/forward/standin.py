@@ -12,7 +12,6 @@ imports torch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -126,13 +125,3 @@ def artifact_bytes(weights: Weights, record: dict) -> bytes:
     The same weights and record give the same bytes."""
     arrays = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
     return safetensors_bytes(arrays, {"record": json.dumps(record, sort_keys=True)})
-
-
-def weights_digest(weights: Weights) -> str:
-    """sha256 over every tensor's name, shape and bytes, in name order."""
-    digest = hashlib.sha256()
-    for name in sorted(weights):
-        array = np.ascontiguousarray(weights[name], dtype=np.float32)
-        digest.update(f"{name}{array.shape}".encode())
-        digest.update(array.tobytes())
-    return digest.hexdigest()

@@ -98,12 +98,6 @@ def empty_cache(cfg: ModelConfig, dtype: np.dtype | type = np.float64) -> np.nda
     return np.zeros((cfg.n_layer, 2, cfg.n_kv_head, 0, cfg.d_head), dtype=dtype)
 
 
-def bytes_per_token(cfg: ModelConfig, dtype: np.dtype | type = np.float32) -> int:
-    """What one more position adds to the cache (before any window is full): a key and a value
-    per layer and kv head."""
-    return cfg.n_layer * 2 * cfg.n_kv_head * cfg.d_head * np.dtype(dtype).itemsize
-
-
 def check_cache(cfg: ModelConfig, cache: np.ndarray, nd: int) -> None:
     """GPT-2's cache has this size's layout, and its positions plus nd new ones fit the context."""
     want = (cfg.n_layer, 2, cfg.n_kv_head, cache.shape[3] if cache.ndim == 5 else 0, cfg.d_head)

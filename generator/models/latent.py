@@ -90,17 +90,6 @@ def weight_shapes(cfg: LatentAttention) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def latent_cache_values_per_token(cfg: LatentAttention, n_layer: int = 1) -> int:
-    """Values one more position adds to a latent cache: c_kv and k_rope per layer, c + r."""
-    return n_layer * cfg.latent_width
-
-
-def full_cache_values_per_token(cfg: LatentAttention, n_layer: int = 1) -> int:
-    """Values one more position adds to a cache of every head's key and value (the keys and
-    values DeepseekV3Attention.expand_kv makes): h · ((nope + r) + dv) per layer."""
-    return n_layer * cfg.n_head * (cfg.qk_head_dim + cfg.v_head_dim)
-
-
 def softmax_scale(cfg: LatentAttention) -> float:
     """The scores' factor: qk_head_dim^−½, × YaRN's mscale² (DeepseekV3Attention.scaling)."""
     return yarn_softmax_scale(cfg.qk_head_dim, cfg.yarn)
@@ -112,13 +101,6 @@ def rotary(
     """cos and sin [T, r] of the rope part at `positions` (DeepseekV3RotaryEmbedding.forward)."""
     inv_freq, factor = inv_freq_of(cfg.yarn, cfg.qk_rope_head_dim, cfg.rope_theta)
     return rotary_cos_sin(positions, inv_freq, factor, dtype)
-
-
-def empty_latent_cache(
-    cfg: LatentAttention, n_layer: int, dtype: np.dtype | type = np.float64
-) -> np.ndarray:
-    """A latent cache holding no positions yet: [n_layer, 0, c + r] (c_kv ‖ k_rope per row)."""
-    return np.zeros((n_layer, 0, cfg.latent_width), dtype=dtype)
 
 
 def latent_attention(

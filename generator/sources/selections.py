@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.checked_io import utf8_text
 from generator.errors import InputError
 from generator.sources.excerpt import split_lines
 from generator.sources.lockschema import MAX_TEXT_BYTES
@@ -81,14 +82,14 @@ def _is_page(path: Path) -> bool:
 
 def read_page(path: Path, display: str) -> list[str]:
     """A page's lines (split on "\\n"; a "\\r" stays on its line), read bounded as UTF-8."""
+    fix = "make it a UTF-8 text file, or leave it out of --pages"
     try:
-        return read_regular(path, max_bytes=MAX_TEXT_BYTES).decode("utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as error:
+        data = read_regular(path, max_bytes=MAX_TEXT_BYTES)
+    except OSError as error:
         raise InputError(
-            f"cannot read the page: {getattr(error, 'strerror', None) or error}",
-            file=display,
-            fix="make it a UTF-8 text file, or leave it out of --pages",
+            f"cannot read the page: {error.strerror or error}", file=display, fix=fix
         ) from None
+    return utf8_text(data, file=display, fix=fix).split("\n")
 
 
 def selections(

@@ -34,11 +34,6 @@ TABLE = Table(
 WHEN_UNDECLARED = TABLE.when_undeclared
 
 
-def from_transformers(name: str, defaults: Defaults) -> ModelConfig:
-    """The ModelConfig of a row of DEFAULTS (a transformers config's fields)."""
-    return TABLE.spec(name, defaults)
-
-
 def check_pinned(texts: Mapping[str, str], *, file: str) -> None:
     """Each size's defaults against the pinned lines of transformers (excerpt id -> text)."""
     TABLE.check_pinned(texts, file=file)
