@@ -34,7 +34,7 @@ from transformers import (  # noqa: E402
 from transformers.masking_utils import causal_mask_function, sliding_window_overlay  # noqa: E402
 from transformers.modeling_rope_utils import _compute_yarn_parameters  # noqa: E402
 
-from generator import decoding  # noqa: E402
+from generator import decode_costs  # noqa: E402
 from generator.models import FAMILIES, latent, ops  # noqa: E402
 from generator.models.checkpoint import sub_weights  # noqa: E402
 from generator.models.config import Yarn  # noqa: E402
@@ -548,6 +548,6 @@ def test_cache_values_per_token_of_deepseek_v3_config() -> None:
     assert keys.numel() + values.numel() == full_cache_values_per_token(cfg)
     assert config.num_hidden_layers == 61
     printed = FAMILIES["deepseek-v3"].sizes["deepseek-v3"]  # what the page's numbers come from
-    assert held * config.num_hidden_layers == decoding.kv_values_per_token(printed)
+    assert held * config.num_hidden_layers == decode_costs.kv_values_per_token(printed)
     full = (keys.numel() + values.numel()) * config.num_hidden_layers
-    assert full == decoding.full_kv_values_per_token(printed)
+    assert full == decode_costs.full_kv_values_per_token(printed)
