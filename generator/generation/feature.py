@@ -1,7 +1,6 @@
 """The Generation page as a site feature: {{ generation_*() }} blocks and its LaTeX tables, plus
 the training-cost block of the whole-model page. Every number is read from the engine's run or
-the accounting; nothing is typed.
-"""
+the accounting; nothing is typed."""
 
 from __future__ import annotations
 
@@ -10,7 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 from generator import accounting as acc
-from generator import decode_costs, scaling
+from generator import decode_costs as costs
+from generator import scaling
 from generator.blocks import Block, Markup
 from generator.config import CONFIGS, SIZES, ModelConfig
 from generator.generation import blocks, data
@@ -208,16 +208,14 @@ def rows_table(
 def cache_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.CacheCost:
     """What the cache holds for one size, and one step with and without it at full context."""
     t = cfg.n_ctx
-    with_cache = decode_costs.decode_flops(cfg, t, cached=True)
-    without = decode_costs.decode_flops(cfg, t, cached=False)
-    crossover = decode_costs.cache_crossover(cfg)
+    with_cache = costs.decode_flops(cfg, t, cached=True)
+    without = costs.decode_flops(cfg, t, cached=False)
+    crossover = costs.cache_crossover(cfg)
     assert crossover is not None, "GPT-2's sizes have no window: the cache's cost always grows"
-    steps = decode_costs.decode_flop_rows(cfg, t, cached=True)
-    steps += decode_costs.decode_flop_rows(cfg, t, cached=False)[:1]
+    steps = costs.decode_flop_rows(cfg, t, cached=True)
+    steps += costs.decode_flop_rows(cfg, t, cached=False)[:1]
     return blocks.CacheCost(
-        holds=rows_table(
-            decode_costs.kv_cache_rows(cfg), ("Quantity", "Calculation", "Value"), "kv"
-        ),
+        holds=rows_table(costs.kv_cache_rows(cfg), ("Quantity", "Calculation", "Value"), "kv"),
         step=rows_table(steps, (f"Reading token t = {fmt_int(t)}", "Calculation", "FLOPs"), "dec"),
         with_cache=fmt_int(with_cache),
         without=fmt_int(without),
@@ -225,7 +223,7 @@ def cache_cost(cfg: ModelConfig, doc: Callable[[str], str]) -> blocks.CacheCost:
         crossover=fmt_int(crossover),
         inside=crossover <= cfg.n_ctx,
         n_ctx=fmt_int(cfg.n_ctx),
-        sequences=fmt_int(decode_costs.cache_outweighs_weights(cfg)),
+        sequences=fmt_int(costs.cache_outweighs_weights(cfg)),
         tex_file=doc(f"tables/generation-{cfg.name}.tex"),
     )
 
@@ -288,7 +286,7 @@ def macros(page) -> dict[str, Callable[..., str]]:
         "generation_continuation": lambda: page.render_block(continuation_block(settings())),
         "generation_toy": lambda: page.render_block(toy_block()),
         "generation_top_p_note": lambda: page.render_block(top_p_note(settings())),
-        "generation_cache": lambda: tabs(cache_cost, decode_costs.DECODE_NOTE),
+        "generation_cache": lambda: tabs(cache_cost, costs.DECODE_NOTE),
         "generation_code": lambda: code(CODE, "gen"),
         "generation_hf_code": lambda: code(HF_CODE, "gen-hf"),
         "generation_sample_py": lambda: page.render_block(
