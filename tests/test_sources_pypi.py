@@ -269,6 +269,13 @@ def test_index_answers_that_are_not_json_or_miss_the_file(tmp_path: Path) -> Non
             registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
     assert "did not answer with PEP 691 JSON" in caught.value.problem
     assert "x.tar.gz is not listed" in caught.value.problem
+    with serve() as server:  # nested past json's recursion limit: the same refusal
+        server.routes.update(index_routes(server.url))
+        server.routes["/simple/toy-mirror/"] = [Reply(b"[" * 100_000)]
+        lock = make_lock(tmp_path, WHEEL_MIRROR)
+        with pytest.raises(InputError) as caught:
+            registry_only(tmp_path, lock, f"{server.url}/simple").resolve(lock.pin("toy.helper"))
+    assert "did not answer with PEP 691 JSON" in caught.value.problem
 
 
 def test_missing_member_is_named(tmp_path: Path) -> None:

@@ -77,12 +77,13 @@ def test_archived_asks_the_api_and_tells_held_missing_and_unknown() -> None:
         f"/api/1/content/sha1_git:{held}/": [content_reply(held)],
         f"/api/1/content/sha1_git:{'c' * 40}/": [content_reply(other)],  # describes another
         f"/api/1/content/sha1_git:{'d' * 40}/": [Reply(b"<html>maintenance</html>")],
+        f"/api/1/content/sha1_git:{'e' * 40}/": [Reply(b"[" * 100_000)],  # json's recursion
     }
     with serve(FakeServer(routes)) as server:
         http, base = Http(FAST), f"{server.url}/api/1"
         assert archived(http, base, held) is True
         assert archived(http, base, other) is False  # 404
-        for wrong in ("c" * 40, "d" * 40):
+        for wrong in ("c" * 40, "d" * 40, "e" * 40):
             with pytest.raises(ArchiveError):
                 archived(http, base, wrong)
     with pytest.raises(ArchiveError, match="refused"):

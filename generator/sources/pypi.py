@@ -74,7 +74,7 @@ def index_files(http: Http, base: str, package: str) -> list[dict[str, Any]]:
         files = json.loads(raw)["files"]
         if not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: nested [[[…
         raise MirrorError(f"{index_url} did not answer with PEP 691 JSON") from None
     return list(files)
 

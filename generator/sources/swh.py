@@ -62,7 +62,7 @@ def archived(http: Http, base: str, sha1_git: str) -> bool:
     try:
         checksums = json.loads(body)["checksums"]
         named = checksums["sha1_git"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: nested [[[…
         raise ArchiveError(f"{url} did not answer with the archive's JSON") from None
     if named != sha1_git:
         raise ArchiveError(f"{url} described another content ({str(named)[:12]}…)")
