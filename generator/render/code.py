@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from generator.blocks import Block, Markup
 from generator.render.blocks import CodeTab, EvidenceCard
+from generator.sources.excerpt import omission_marker
 
 if TYPE_CHECKING:
     from generator.sources.lock import Repo
@@ -186,10 +187,8 @@ OMITTED_CLASS = "itm-omitted"  # this site's; the pinned-excerpts extension pass
 
 
 def omitted(after: int, before: int, css_class: str = OMITTED_CLASS) -> str:
-    """The marker between two runs: lines after+1 .. before-1 are not shown."""
-    first, last = after + 1, before - 1
-    lines = f"line {first}" if first == last else f"lines {first}–{last}"
-    return f"… {lines} omitted …\n{{: .{css_class} }}\n"
+    """The marker between two runs (lines after+1 .. before-1 are not shown), with its class."""
+    return f"{omission_marker((after + 1, before - 1))}\n{{: .{css_class} }}\n"
 
 
 def excerpt_blocks(excerpt: ExcerptLike, prefix: str, omitted_class: str = OMITTED_CLASS) -> str:
@@ -284,7 +283,7 @@ def plain_runs(excerpt: ExcerptLike) -> list[tuple[str, str, str]]:
     for first_line, code in excerpt.blocks:
         marker = ""
         if previous_last is not None:
-            marker = omitted(previous_last, first_line).split("\n", 1)[0]
+            marker = omission_marker((previous_last + 1, first_line - 1))
         lines = code.split("\n")[:-1]
         numbers = "\n".join(str(first_line + i) for i in range(len(lines)))
         runs.append((marker, numbers, "\n".join(visible(line) for line in lines)))
