@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from generator.digests import code_fingerprint
 from generator.drawing import Drawing, Figure
 from generator.errors import InputError
 from generator.inputs import LOCK_FILE, BuildInputs
@@ -235,6 +236,7 @@ class SiteBuild:
         pages, self.to_record = self.to_record, []
         if not (drawn or pages):
             return False  # everything was replayed
+        code_fingerprint.cache_clear()  # kept for the build, but the code may have changed since
         try:
             unchanged = fingerprint(self.settings) == self.memo.fingerprint
         except InputError:  # e.g. GPT-2's files went away mid-build

@@ -13,14 +13,22 @@ from pathlib import Path
 
 import pytest
 
-from generator import config
+from generator import config, memo
 from generator.checkpoints import PINS_FILE
+from generator.digests import code_fingerprint
 from generator.errors import InputError
-from generator.memo import BuildMemo, FilledPage, MadeFiles, fingerprint
+from generator.memo import BuildMemo, FilledPage, MadeFiles
 from generator.settings import Settings
 from generator.store import HEADER, Store, sha256_hex
 from tests.forward_helpers import TINY, hub_snapshot, pin_for, pins_toml, write_tiny_checkpoint
 from tests.site_helpers import ROOT, build_env, mkdocs_build, tree_digest
+
+
+def fingerprint(settings: Settings) -> str:
+    """The fingerprint a new build takes: the code's digest, kept for one build, taken afresh
+    (generator.reset() clears it before every build)."""
+    code_fingerprint.cache_clear()
+    return memo.fingerprint(settings)
 
 
 def inputs_copy(tmp_path: Path, monkeypatch) -> Path:
