@@ -28,7 +28,9 @@ from generator.errors import InputError
 
 T = TypeVar("T")
 MAX_BYTES = 256 << 10  # the largest is about 16 KB
-# file -> (entry, text) of each string read from it: the last reading of each file
+# file -> (entry, text) of each string read from it: the last reading of each file. Not cleared
+# per build: the modules read their files once, at import, and an edited file is code that
+# `mkdocs serve` imports anew (generator/plugin.py), this module with it.
 _TEXTS: dict[str, list[tuple[str, str]]] = {}
 
 

@@ -321,7 +321,9 @@ class Store:
             return None
         data = read[1]
         if sha256_hex(data) != sha256:
-            self.discard(path, "its bytes no longer hash to its name")
+            self.discard(
+                path, "it is empty" if not data else "its bytes no longer hash to its name"
+            )
             return None
         return data
 

@@ -71,7 +71,11 @@ def test_a_lock_that_is_not_utf8_is_told_as_every_data_file_tells_it(tmp_path: P
         read_data(path, dict, fix="-")
     assert lock_error.value.problem == data_error.value.problem
     assert lock_error.value.problem == "not UTF-8 text (byte 0xFF at offset 0)"
-    assert lock_error.value.file == str(path) and "UTF-8" in (lock_error.value.fix or "")
+    assert lock_error.value.file == str(path)
+    assert (
+        lock_error.value.fix
+        == "save it as UTF-8, or restore it from git (`git checkout -- <lock>`)"
+    )
 
 
 def test_verify_a_lock_with_no_excerpts_is_an_error(tmp_path: Path, capsys) -> None:

@@ -197,6 +197,25 @@ def test_a_damaged_entry_is_discarded_saying_what_is_wrong(
         assert secret not in warning
 
 
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [(lambda data: b"", "it is empty"), (lambda data: data[:-1], "no longer hash to its name")],
+)
+def test_a_damaged_blob_is_discarded_saying_what_is_wrong(
+    tmp_path: Path, caplog, damage, said: str
+) -> None:
+    """A blob has no header: an empty one says so; a cut or changed one no longer hashes."""
+    cache = Store(tmp_path / "cache")
+    data = b"archive bytes" * 100
+    cache.put(data)
+    path = cache.path_for(sha256(data))
+    path.write_bytes(damage(path.read_bytes()))
+    assert cache.get(sha256(data)) is None
+    assert not path.exists()
+    (warning,) = [r.getMessage() for r in caplog.records if "discarded" in r.getMessage()]
+    assert said in warning and "\n" not in warning
+
+
 def test_a_forged_entry_is_refused_though_its_header_matches_its_bytes(tmp_path, caplog) -> None:
     """Recomputing a keyed entry's header (size, sha256) is easy; its signature needs the key
     beside the cache folder, so a forged figure or hash memo is discarded, never returned."""

@@ -1,7 +1,7 @@
 """Where the pinned-excerpts plugin's excerpts come from, and how one becomes a card.
 
 `load_excerpts` reads a lock and returns its excerpts resolved and verified by
-generator.sources.resolve_excerpts (the function the `itm` commands call too: no MkDocs event
+generator.sources.resolve.resolve_excerpts (the function the `itm` commands call too: no MkDocs event
 is needed), with the renderer of their cards (generator/render/card.py, through the template
 pinned_excerpt.html that a site overrides in <theme custom_dir>/pinned_excerpts/).
 """

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from html import unescape
 from pathlib import Path
 
+from generator.log import log
 from generator.render.drawings import drawing_spans
 from generator.store import Store, key_of, read_regular, sha256_hex
 
@@ -39,15 +40,19 @@ FAMILY = re.compile(r"font-family:\s*(KaTeX_\w+)")
 MAX_CSS_BYTES = 1 << 20  # katex.min.css is 23 KB
 
 
-def drawings(html: str) -> list[str] | None:
-    """Each KaTeX drawing of the page, whole; None when one never ends (broken markup)."""
+def drawn(html: str) -> tuple[set[str], set[str]] | None:
+    """The characters and the classes of the page's KaTeX drawings; None when one never ends
+    (broken markup: what it draws is unknown)."""
     spans = drawing_spans(html)
-    return None if spans is None else [html[at:end] for at, end in spans]
-
-
-def drawn_characters(html: str) -> set[str]:
-    """Every character inside the page's KaTeX drawings."""
-    return {c for drawing in drawings(html) or () for c in unescape(TAG.sub("", drawing))}
+    if spans is None:
+        return None
+    characters: set[str] = set()
+    classes: set[str] = set()
+    for at, end in spans:
+        drawing = html[at:end]
+        characters |= set(unescape(TAG.sub("", drawing)))
+        classes.update(word for found in CLASSES.findall(drawing) for word in found.split())
+    return characters, classes
 
 
 def families_in_use(css: str, classes: set[str]) -> set[str]:
@@ -92,18 +97,22 @@ def subset_site_fonts(site: Path, store: Store | None) -> None:
     characters: set[str] = set()
     classes: set[str] = set()
     for page in sorted(site.rglob("*.html")):
-        found = drawings(read_regular(page, MAX_PAGE_BYTES).decode("utf-8"))
+        found = drawn(read_regular(page, MAX_PAGE_BYTES).decode("utf-8"))
         if found is None:
-            return  # a drawing that never ends: its characters unknown, every font left whole
-        for drawing in found:
-            characters |= set(unescape(TAG.sub("", drawing)))
-            classes.update(word for found in CLASSES.findall(drawing) for word in found.split())
-    drawn = "".join(sorted(characters))
+            log.warning(
+                "Inside the Model: %s holds a KaTeX drawing that never ends; every KaTeX font is"
+                " left whole (what it draws is unknown)",
+                page.relative_to(site).as_posix(),
+            )
+            return
+        characters |= found[0]
+        classes |= found[1]
+    every = "".join(sorted(characters))  # the key's part: all the characters drawn
     css = read_regular(site / CSS, MAX_CSS_BYTES).decode("utf-8")
     used = families_in_use(css, classes)
     for path in [font for font in fonts if font.name.split("-")[0] in used]:
         font = read_regular(path, MAX_FONT_BYTES)
-        key = key_of("katex-font-subset", subsetter, sha256_hex(font), drawn)
+        key = key_of("katex-font-subset", subsetter, sha256_hex(font), every)
         cut = store.get_entry("font", key) if store is not None else None
         if cut is None:
             cut = subset_font(font, characters)

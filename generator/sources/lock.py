@@ -80,7 +80,8 @@ def load_lock(path: Path, *, root: Path | None = None) -> Lock:
         raise InputError(
             f"cannot read the lock: {error.strerror or error}", file=file, fix=READ_FIX
         ) from None
-    return parse_lock(utf8_text(data, file=file, fix=READ_FIX), path, display=file)
+    fix = "save it as UTF-8, or restore it from git (`git checkout -- <lock>`)"
+    return parse_lock(utf8_text(data, file=file, fix=fix), path, display=file)
 
 
 def parse_lock(text: str, path: Path, *, display: str | None = None) -> Lock:
