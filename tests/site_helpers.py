@@ -177,6 +177,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         return super().translate_path("/" + path[len(self.prefix) :])
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        """A browser that drops a connection mid-file (a navigation, a closed page) is no error:
+        its BrokenPipeError traceback read like a failure in CI's log. Anything else is shown."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def free_port() -> int:
     import socket
 
@@ -204,9 +212,7 @@ def serve(
     """Serve `directory` on 127.0.0.1 (a free port unless given) under the URL path `prefix`,
     over TLS when given (certificate, key); yields the local base URL ending in '/'."""
     handler = type("Handler", (_QuietHandler,), {"prefix": prefix})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", port), functools.partial(handler, directory=str(directory))
-    )
+    server = _QuietServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
     if tls:
         import ssl
 
